@@ -1,0 +1,51 @@
+"""Link-graph methods: links, backlinks, orphans, neighbours, paths, hubs, dangling, export."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from sidecar.api.registry import Method, Params
+
+Note = Field(description="Vault-relative path (with or without .md), or a unique note name.")
+
+
+class NoteParams(Params):
+    note: str = Note
+
+
+class LinksParams(Params):
+    note: str = Note
+    depth: int = Field(1, ge=1, le=3, description="Also list notes up to this many hops away.")
+
+
+class PathParams(Params):
+    source: str = Field(description="Start note.")
+    target: str = Field(description="End note.")
+
+
+class HubsParams(Params):
+    limit: int = Field(20, ge=1, le=1000)
+
+
+class NoParams(Params):
+    pass
+
+
+METHODS = [
+    Method("note.links", LinksParams, lambda s, p: s.graph.links(p.note, p.depth),
+           "Outgoing links (valid or broken) and incoming links of a note."),
+    Method("note.backlinks", NoteParams, lambda s, p: s.graph.backlinks(p.note),
+           "Notes linking here, with line and paragraph context."),
+    Method("graph.orphans", NoParams, lambda s, p: s.graph.orphans(),
+           "Notes with no resolved link in or out."),
+    Method("graph.neighbors", LinksParams, lambda s, p: s.graph.neighbors(p.note, p.depth),
+           "Notes within N hops, following links either way."),
+    Method("graph.path", PathParams, lambda s, p: s.graph.path(p.source, p.target),
+           "Shortest chain of links between two notes."),
+    Method("graph.hubs", HubsParams, lambda s, p: s.graph.hubs(p.limit),
+           "The most connected notes."),
+    Method("graph.dangling", NoParams, lambda s, p: s.graph.dangling(),
+           "Links whose target is missing or ambiguous, with source and line."),
+    Method("graph.export", NoParams, lambda s, p: s.graph.export(),
+           "The whole graph: nodes and edges."),
+]  # fmt: skip

@@ -1,0 +1,34 @@
+"""Methods that index the vault and report on the index."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from sidecar.api.registry import Method, Params
+from sidecar.services.context import Services
+
+
+class ReindexParams(Params):
+    full: bool = Field(False, description="Re-parse every note, not only changed ones.")
+    paths: list[str] | None = Field(None, description="Only these vault-relative paths.")
+
+
+class NoParams(Params):
+    pass
+
+
+def reindex(services: Services, p: ReindexParams) -> dict[str, Any]:
+    return services.reindex(full=p.full, paths=p.paths).to_dict()
+
+
+def status(services: Services, p: NoParams) -> dict[str, Any]:
+    return services.status()
+
+
+METHODS = [
+    Method("index.reindex", ReindexParams, reindex, "Bring the index up to date with the vault.",
+           read_only=False),
+    Method("index.status", NoParams, status, "Counts, pending vectors, failures, last run."),
+]  # fmt: skip

@@ -1,0 +1,63 @@
+"""How a CLI command reaches the methods: the daemon's socket if one serves the vault, else an
+in-process ``Services`` holding the writer lock for the command's lifetime."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Protocol
+
+from sidecar.api import Registry, build_registry
+from sidecar.config import Settings
+from sidecar.core.chunks import ChunkOptions
+from sidecar.services.context import Services
+
+
+class Client(Protocol):
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+class InProcessClient:
+    def __init__(self, settings: Settings, registry: Registry | None = None) -> None:
+        self.settings = settings
+        self.registry = registry or build_registry()
+        self._services: Services | None = None
+
+    @property
+    def services(self) -> Services:
+        if self._services is None:
+            s = self.settings
+            self._services = Services.open(
+                s.vault,
+                s.data_dir,
+                ignore=list(s["index.ignore"]),
+                max_file_bytes=int(s["index.max_file_bytes"]),
+                chunk_options=ChunkOptions(
+                    int(s["chunk.max_chars"]), int(s["chunk.overlap_chars"])
+                ),
+            )
+            if sys.stderr.isatty():
+                self._services.progress = _progress_bar
+        return self._services
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        return self.registry.call(self.services, method, params)
+
+    def close(self) -> None:
+        if self._services is not None:
+            self._services.close()
+            self._services = None
+
+
+def _progress_bar(done: int, total: int) -> None:
+    width = 30
+    filled = width * done // max(total, 1)
+    sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+    if done >= total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def connect(settings: Settings) -> Client:
+    return InProcessClient(settings)

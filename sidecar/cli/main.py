@@ -1,0 +1,176 @@
+"""``sidecar``: every command builds params, calls a method, prints the result.
+
+Exit status: 0 ok, 1 findings or failure, 2 usage, 3 daemon unreachable when it was required.
+Errors go to stderr as one line (and under ``--json`` also as a JSON document on stdout).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sidecar.cli import output
+from sidecar.cli.client import connect
+from sidecar.config import config_path, find_vault, load_settings, render_config
+from sidecar.errors import SidecarError, UsageError
+
+F = Callable[..., Any]
+
+
+def common(fn: F) -> F:
+    """``--vault`` and ``--json`` on every command."""
+    fn = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")(fn)
+    fn = click.option("--vault", "vault", metavar="PATH", help="The vault (else SIDECAR_VAULT, "
+                      "else the nearest parent holding .obsidian/ or .sidecar/).")(fn)  # fmt: skip
+    return fn
+
+
+def run_method(
+    vault: str | None, as_json: bool, method: str, params: dict[str, Any],
+    formatter: output.Formatter | None = None,
+) -> None:  # fmt: skip
+    try:
+        settings = load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ)
+        client = connect(settings)
+        try:
+            result = client.call(method, params)
+        finally:
+            client.close()
+    except SidecarError as exc:
+        fail(exc, as_json)
+    output.emit(result, as_json, formatter)
+
+
+def fail(exc: SidecarError, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
+    click.echo(f"sidecar: {exc.message}", err=True)
+    sys.exit(exc.exit_status)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="vault-sidecar")
+def main() -> None:
+    """Vault Sidecar: a local index, link graph and search for a Markdown vault."""
+
+
+@main.command()
+@common
+def init(vault: str | None, as_json: bool) -> None:
+    """Write .sidecar/config.toml with every setting commented at its default."""
+    root = Path(vault or os.environ.get("SIDECAR_VAULT") or Path.cwd()).expanduser().resolve()
+    if not root.is_dir():
+        fail(UsageError(f"vault folder not found: {root}"), as_json)
+    path = config_path(root)
+    created = not path.exists()
+    if created:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render_config(), "utf-8")
+    result = {"config": str(path), "created": created}
+    output.emit(result, as_json, lambda r: f"{'wrote' if created else 'kept existing'} {path}")
+
+
+@main.command()
+@common
+@click.option("--full", is_flag=True, help="Re-parse every note, not only changed ones.")
+def index(vault: str | None, as_json: bool, full: bool) -> None:
+    """Bring the index up to date with the vault (incremental)."""
+    run_method(vault, as_json, "index.reindex", {"full": full}, output.fmt_index)
+
+
+@main.command()
+@common
+def status(vault: str | None, as_json: bool) -> None:
+    """What the index holds: counts, vectors pending, failures."""
+    run_method(vault, as_json, "index.status", {}, output.fmt_status)
+
+
+@main.command()
+@common
+@click.argument("note")
+@click.option("--depth", type=click.IntRange(1, 3), default=1, show_default=True)
+def links(vault: str | None, as_json: bool, note: str, depth: int) -> None:
+    """Outgoing and incoming links of NOTE."""
+    run_method(vault, as_json, "note.links", {"note": note, "depth": depth}, output.fmt_links)
+
+
+@main.command()
+@common
+@click.argument("note")
+def backlinks(vault: str | None, as_json: bool, note: str) -> None:
+    """Notes that link to NOTE, with line and context."""
+    run_method(vault, as_json, "note.backlinks", {"note": note}, output.fmt_backlinks)
+
+
+@main.command()
+@common
+def orphans(vault: str | None, as_json: bool) -> None:
+    """Notes with no resolved link in or out."""
+    run_method(vault, as_json, "graph.orphans", {}, output.fmt_list("orphans"))
+
+
+@main.group()
+def graph() -> None:
+    """Queries over the whole link graph."""
+
+
+@graph.command()
+@common
+@click.argument("note")
+@click.option("--depth", type=click.IntRange(1, 3), default=1, show_default=True)
+def neighbors(vault: str | None, as_json: bool, note: str, depth: int) -> None:
+    """Notes within DEPTH links of NOTE, either direction."""
+    run_method(vault, as_json, "graph.neighbors", {"note": note, "depth": depth}, output.fmt_steps)
+
+
+@graph.command()
+@common
+@click.argument("source")
+@click.argument("target")
+def path(vault: str | None, as_json: bool, source: str, target: str) -> None:
+    """The shortest chain of links from SOURCE to TARGET."""
+    params = {"source": source, "target": target}
+    run_method(vault, as_json, "graph.path", params, output.fmt_steps)
+
+
+@graph.command()
+@common
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+def hubs(vault: str | None, as_json: bool, limit: int) -> None:
+    """The most connected notes."""
+    run_method(vault, as_json, "graph.hubs", {"limit": limit}, output.fmt_hubs)
+
+
+@graph.command()
+@common
+def dangling(vault: str | None, as_json: bool) -> None:
+    """Links to missing or ambiguous targets, with source and line."""
+    run_method(vault, as_json, "graph.dangling", {}, output.fmt_dangling)
+
+
+@graph.command()
+@common
+def export(vault: str | None, as_json: bool) -> None:
+    """The whole graph as JSON (nodes and edges)."""
+    run_method(vault, True, "graph.export", {})
+
+
+@main.command()
+@common
+@click.argument("method")
+@click.argument("params", required=False)
+def rpc(vault: str | None, as_json: bool, method: str, params: str | None) -> None:
+    """Call any METHOD with a JSON object of PARAMS; print the raw result."""
+    try:
+        parsed = json.loads(params) if params else {}
+    except ValueError as exc:
+        fail(UsageError(f"PARAMS is not JSON: {exc}"), as_json)
+    if not isinstance(parsed, dict):
+        fail(UsageError("PARAMS must be a JSON object"), as_json)
+    run_method(vault, True, method, parsed)

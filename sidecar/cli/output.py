@@ -1,0 +1,97 @@
+"""Printing results: one JSON document under ``--json``, readable text otherwise."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+Formatter = Callable[[dict[str, Any]], str]
+
+
+def emit(result: Any, as_json: bool, formatter: Formatter | None = None) -> None:
+    if as_json or formatter is None:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        text = formatter(result)
+        if text:
+            click.echo(text)
+
+
+def fmt_index(r: dict[str, Any]) -> str:
+    links = r.get("links", {})
+    lines = [
+        f"{r['notes']} notes, {r['chunks']} chunks, {r['edges']} edges "
+        f"({r['changed']} changed, {r['deleted']} deleted, {r['renamed']} renamed) "
+        f"in {r['seconds']:.2f}s",
+        f"links: {links.get('resolved', 0)} resolved, {links.get('broken', 0)} broken, "
+        f"{links.get('ambiguous', 0)} ambiguous, {links.get('attachments', 0)} attachments",
+    ]
+    lines += [f"error: {e['path']}: {e['error']}" for e in r.get("errors", [])]
+    lines += [f"warning: {w['path']}: {w['warning']}" for w in r.get("warnings", [])]
+    return "\n".join(lines)
+
+
+def fmt_status(r: dict[str, Any]) -> str:
+    lines = [
+        f"vault:   {r['vault']}",
+        f"index:   {r['data_dir']}",
+        f"notes:   {r['notes']}   chunks: {r['chunks']}   waiting for vectors: {r['pending']}",
+        f"model:   {r['model']}   last indexed: {r['last_indexed'] or 'never'}",
+    ]
+    lines += [f"failed:  {f['path']}: {f['error']}" for f in r.get("failed", [])]
+    lines += [f"invalid frontmatter: {f['path']}" for f in r.get("invalid_frontmatter", [])]
+    return "\n".join(lines)
+
+
+def fmt_links(r: dict[str, Any]) -> str:
+    lines = [f"{r['path']}", "outgoing:"]
+    for e in r["outgoing"]:
+        mark = "" if e["state"] == "valid" else f"  [{e['state']}]"
+        lines.append(f"  {e['line']:>4}  {e['relation']:<10} {e['target'] or e['raw']}{mark}")
+    lines.append("incoming:")
+    lines += [f"  {e['source']}:{e['line']}  {e['relation']}" for e in r["incoming"]]
+    for n in r.get("neighbors", []):
+        lines.append(f"  {'  ' * n['depth']}{n['path']} (depth {n['depth']})")
+    return "\n".join(lines)
+
+
+def fmt_backlinks(r: dict[str, Any]) -> str:
+    lines = [f"{len(r['backlinks'])} backlinks to {r['path']}"]
+    for b in r["backlinks"]:
+        context = " ".join(b["context"].split())[:160]
+        lines.append(f"{b['source']}:{b['line']}  [{b['relation']}]  {context}")
+    return "\n".join(lines)
+
+
+def fmt_list(key: str) -> Formatter:
+    return lambda r: "\n".join(str(x) for x in r[key])
+
+
+def fmt_steps(r: dict[str, Any]) -> str:
+    nodes = r.get("nodes", r.get("path", []))
+    if "found" in r and not r["found"]:
+        return f"no path from {r['from']} to {r['to']}"
+    out = []
+    for n in nodes:
+        via = n.get("via")
+        arrow = {"out": "->", "in": "<-"}.get(n["direction"], "")
+        how = f"  ({arrow} {via['relation']})" if via else ""
+        out.append(f"{'  ' * n['depth']}{n['path']}{how}")
+    return "\n".join(out)
+
+
+def fmt_hubs(r: dict[str, Any]) -> str:
+    return "\n".join(
+        f"{h['incoming']:>5} in {h['outgoing']:>5} out  {h['path']}" for h in r["hubs"]
+    )
+
+
+def fmt_dangling(r: dict[str, Any]) -> str:
+    return "\n".join(
+        f"{d['source']}:{d['line']}  {d['raw']}  [{d['state']}]"
+        + (f" candidates: {', '.join(d['candidates'])}" if d["candidates"] else "")
+        for d in r["dangling"]
+    )

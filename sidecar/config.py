@@ -1,0 +1,166 @@
+"""Settings: one table, read from ``<vault>/.sidecar/config.toml``, ``SIDECAR_*`` and flags.
+
+``SETTINGS`` is the single list of keys: ``sidecar init`` writes it as commented TOML, the docs are
+generated from it, and a test checks both. Only composition roots (the CLI group, the daemon's
+wiring) call ``load_settings``; everything else receives plain values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sidecar.errors import UsageError, VaultNotFound
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    key: str  # "section.name"
+    default: Any
+    help: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("index.data_dir", "", "Where the index lives; empty means "
+            "$XDG_DATA_HOME/sidecar/<vault-id> (kept out of synced vault folders)."),
+    Setting("index.ignore", [], "Extra gitignore-style patterns to skip (.sidecarignore works too)."),
+    Setting("index.max_file_bytes", 5_000_000, "Notes larger than this are reported, not indexed."),
+    Setting("chunk.max_chars", 900, "Longest chunk, in characters (~256 model tokens)."),
+    Setting("chunk.overlap_chars", 160, "Overlap carried into the next piece of a split section."),
+    Setting("embed.model", "minilm", "Embedding model: minilm, tiny, onnx:MODEL:TOKENIZER, "
+            "openai:URL:MODEL or ollama:URL:MODEL."),
+    Setting("embed.batch_size", 32, "Chunks per model call."),
+    Setting("embed.threads", 2, "Threads the model may use."),
+    Setting("watch.debounce_ms", 300, "Quiet time after a save before a note is reindexed."),
+    Setting("daemon.socket_path", "", "Unix socket path; empty means $XDG_RUNTIME_DIR/sidecar/."),
+)  # fmt: skip
+
+_DEFAULTS = {s.key: s.default for s in SETTINGS}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    vault: Path
+    values: Mapping[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    @property
+    def vault_id(self) -> str:
+        digest = hashlib.sha1(str(self.vault).encode("utf-8")).hexdigest()[:10]
+        return f"{self.vault.name[:24] or 'vault'}-{digest}"
+
+    @property
+    def data_dir(self) -> Path:
+        configured = str(self.values["index.data_dir"])
+        if configured:
+            return Path(configured).expanduser()
+        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+        return Path(base) / "sidecar" / self.vault_id
+
+
+def find_vault(explicit: str | None, env: Mapping[str, str], cwd: Path) -> Path:
+    """``--vault``, else ``SIDECAR_VAULT``, else the nearest parent with .obsidian/ or .sidecar/."""
+    given = explicit or env.get("SIDECAR_VAULT")
+    if given:
+        path = Path(given).expanduser().resolve()
+        if not path.is_dir():
+            raise VaultNotFound(f"vault folder not found: {given}")
+        return path
+    for folder in (cwd, *cwd.parents):
+        if (folder / ".obsidian").is_dir() or (folder / ".sidecar").is_dir():
+            return folder.resolve()
+    raise VaultNotFound(
+        "no vault: pass --vault PATH, set SIDECAR_VAULT, or run inside a folder holding "
+        ".obsidian/ or .sidecar/ (sidecar init creates .sidecar/)"
+    )
+
+
+def config_path(vault: Path) -> Path:
+    return vault / ".sidecar" / "config.toml"
+
+
+def load_settings(
+    vault: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None
+) -> Settings:
+    values = dict(_DEFAULTS)
+    values.update(_from_file(config_path(vault)))
+    values.update(_from_env(env))
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return Settings(vault, values)
+
+
+def _from_file(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from exc
+    out: dict[str, Any] = {}
+    for section, table in data.items():
+        if not isinstance(table, dict):
+            raise UsageError(f"{path}: [{section}] must be a table")
+        for name, value in table.items():
+            key = f"{section}.{name}"
+            if key not in _DEFAULTS:
+                raise UsageError(f"{path}: unknown setting {key}")
+            out[key] = _check(key, value)
+    return out
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, default in _DEFAULTS.items():
+        raw = env.get("SIDECAR_" + key.replace(".", "_").upper())
+        if raw is None:
+            continue
+        if isinstance(default, list):
+            out[key] = [p for p in raw.split(",") if p]
+        elif isinstance(default, int):
+            try:
+                out[key] = int(raw)
+            except ValueError as exc:
+                raise UsageError(f"SIDECAR_{key.upper()} must be a whole number") from exc
+        else:
+            out[key] = raw
+    if env.get("SIDECAR_DATA_DIR"):
+        out["index.data_dir"] = env["SIDECAR_DATA_DIR"]
+    return out
+
+
+def _check(key: str, value: Any) -> Any:
+    default = _DEFAULTS[key]
+    if isinstance(default, bool) != isinstance(value, bool) or not isinstance(value, type(default)):
+        raise UsageError(f"setting {key} must be a {type(default).__name__}")
+    return value
+
+
+def render_config() -> str:
+    """The commented config file ``sidecar init`` writes: every key, at its default."""
+    lines = ["# Vault Sidecar settings. Every key is shown at its default, commented out.",
+             "# Environment variables SIDECAR_<SECTION>_<KEY> and command-line flags override it."]  # fmt: skip
+    section = ""
+    for s in SETTINGS:
+        sec, name = s.key.split(".", 1)
+        if sec != section:
+            lines += ["", f"[{sec}]"]
+            section = sec
+        lines += [f"# {s.help}", f"# {name} = {_toml(s.default)}"]
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return str(value)

@@ -1,0 +1,1 @@
+"""Pure functions and frozen values: no I/O, no clock, no model."""

@@ -1,0 +1,127 @@
+"""Heading-aware chunks that stay under the embedding model's token limit.
+
+A chunk is one section (the text under a heading, down to the next heading); a long section is
+split at paragraph, then sentence boundaries, with the previous piece's last sentence carried
+over as a small overlap. ``max_chars`` approximates the 256-token limit of all-MiniLM-L6-v2
+(English wordpiece runs ~4 chars a token; code and URLs run shorter, so we leave headroom).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sidecar.core.model import Block, Chunk, Heading
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkOptions:
+    max_chars: int = 900
+    overlap_chars: int = 160
+
+
+def embedding_input(title: str, heading: str, text: str) -> str:
+    """What the model sees for a chunk: the note title and breadcrumb situate the text."""
+    head = f"{title} > {heading}" if heading and heading != title else title
+    return f"{head}\n{text}" if head else text
+
+
+def chunk_hash(title: str, heading: str, text: str) -> str:
+    return hashlib.sha1(embedding_input(title, heading, text).encode("utf-8")).hexdigest()
+
+
+@dataclass(slots=True)
+class _Piece:
+    start: int
+    end: int
+    text: str
+
+
+def make_chunks(
+    path: str,
+    title: str,
+    headings: Sequence[Heading],
+    blocks: Sequence[Block],
+    options: ChunkOptions = ChunkOptions(),
+) -> tuple[Chunk, ...]:
+    heading_lines = [h.line for h in headings]
+    sections: dict[int, list[Block]] = {}
+    for block in blocks:
+        sections.setdefault(bisect.bisect_right(heading_lines, block.start_line) - 1, []).append(
+            block
+        )
+    chunks: list[Chunk] = []
+    for index in sorted(sections):
+        section = sections[index]
+        crumb = " > ".join(section[0].breadcrumb)
+        for piece in _pack(section, options):
+            seq = len(chunks)
+            chunks.append(
+                Chunk(f"{path}#{seq}", path, seq, crumb, piece.start, piece.end, piece.text,
+                      chunk_hash(title, crumb, piece.text))
+            )  # fmt: skip
+    return tuple(chunks)
+
+
+def _pack(section: Sequence[Block], options: ChunkOptions) -> list[_Piece]:
+    pieces: list[_Piece] = []
+    current: _Piece | None = None
+    for unit in _units(section, options.max_chars):
+        if current is not None and len(current.text) + 2 + len(unit.text) <= options.max_chars:
+            current = _Piece(current.start, unit.end, current.text + "\n\n" + unit.text)
+            continue
+        if current is not None:
+            pieces.append(current)
+            tail = _overlap(current.text, options.overlap_chars)
+            if tail and len(tail) + 1 + len(unit.text) <= options.max_chars:
+                unit = _Piece(unit.start, unit.end, tail + "\n" + unit.text)
+        current = unit
+    if current is not None:
+        pieces.append(current)
+    return pieces
+
+
+def _units(section: Sequence[Block], max_chars: int) -> list[_Piece]:
+    """Blocks, with any block longer than ``max_chars`` split into sentence-sized pieces."""
+    units: list[_Piece] = []
+    for block in section:
+        if len(block.text) <= max_chars:
+            units.append(_Piece(block.start_line, block.end_line, block.text))
+            continue
+        line = block.start_line
+        for part in _split_long(block.text, max_chars):
+            end = line + part.count("\n")
+            units.append(_Piece(line, min(end, block.end_line), part.strip()))
+            line = min(end, block.end_line)
+    return [u for u in units if u.text]
+
+
+def _split_long(text: str, max_chars: int) -> list[str]:
+    parts: list[str] = []
+    buf = ""
+    for sentence in _SENTENCE.split(text) if "\n" not in text else text.splitlines(keepends=True):
+        while len(sentence) > max_chars:
+            cut = sentence.rfind(" ", 0, max_chars)
+            cut = cut if cut > max_chars // 2 else max_chars
+            parts.append(sentence[:cut])
+            sentence = sentence[cut:]
+        if buf and len(buf) + len(sentence) + 1 > max_chars:
+            parts.append(buf)
+            buf = ""
+        buf = f"{buf} {sentence}" if buf and not buf.endswith("\n") else buf + sentence
+    if buf:
+        parts.append(buf)
+    return parts
+
+
+def _overlap(text: str, limit: int) -> str:
+    if limit <= 0:
+        return ""
+    sentences = _SENTENCE.split(text.strip())
+    tail = sentences[-1] if sentences else ""
+    return tail if 0 < len(tail) <= limit and tail != text.strip() else ""

@@ -1,0 +1,135 @@
+"""The frozen values the core hands to the store and the services.
+
+A note is parsed once into a ``ParsedNote``; everything downstream (chunks, edges, the graph,
+lint) reads these values and never the raw text again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+LinkState = Literal["valid", "broken", "ambiguous", "attachment", "self"]
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    level: int
+    text: str
+    line: int
+    slug: str
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A run of non-blank lines: a paragraph, a list, a table or a code fence."""
+
+    start_line: int
+    end_line: int
+    text: str
+    breadcrumb: tuple[str, ...]
+    is_code: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRef:
+    """A link as written in the note, before resolution.
+
+    ``target`` is the part before ``#``/``|`` (for Markdown links: the URL-decoded path);
+    ``label`` is the text after ``|`` in a wikilink, which Dendron writes *before* the target,
+    so resolution may swap the two.
+    """
+
+    target: str
+    anchor: str
+    relation: str
+    text: str
+    label: str
+    wikilink: bool
+    embed: bool
+    markdown: bool
+    line: int
+    context: str
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    chunk_id: str
+    path: str
+    seq: int
+    heading: str
+    start_line: int
+    end_line: int
+    text: str
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedNote:
+    path: str
+    title: str
+    content_hash: str
+    frontmatter: dict[str, Any]
+    frontmatter_error: str | None
+    aliases: tuple[str, ...]
+    note_id: str | None
+    tags: tuple[str, ...]
+    headings: tuple[Heading, ...]
+    block_ids: tuple[str, ...]
+    links: tuple[LinkRef, ...]
+    chunks: tuple[Chunk, ...]
+    line_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A resolved, deduplicated link: one row of the ``edges`` table."""
+
+    source: str
+    target: str | None
+    raw: str
+    relation: str
+    text: str
+    wikilink: bool
+    embed: bool
+    line: int
+    anchor: str
+    context: str
+    state: LinkState
+    candidates: tuple[str, ...] = field(default=())
+
+    @property
+    def resolved(self) -> bool:
+        return self.state == "valid"
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRecord:
+    """What the index keeps about a note (everything but its chunks and resolved edges)."""
+
+    path: str
+    title: str
+    content_hash: str
+    mtime_ns: int
+    size: int
+    note_id: str | None
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    frontmatter: dict[str, Any]
+    frontmatter_error: str | None
+    headings: tuple[Heading, ...]
+    block_ids: tuple[str, ...]
+    links: tuple[LinkRef, ...]
+    chunk_count: int
+    line_count: int
+    warning: str | None = None
+
+    @classmethod
+    def from_parsed(
+        cls, note: ParsedNote, mtime_ns: int, size: int, warning: str | None = None
+    ) -> NoteRecord:
+        return cls(
+            note.path, note.title, note.content_hash, mtime_ns, size, note.note_id, note.aliases,
+            note.tags, note.frontmatter, note.frontmatter_error, note.headings, note.block_ids,
+            note.links, len(note.chunks), note.line_count, warning,
+        )  # fmt: skip

@@ -1,0 +1,58 @@
+"""Parse one note's text into a frozen ``ParsedNote``: the only entry point to the parsers."""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+
+from sidecar.core.chunks import ChunkOptions, make_chunks
+from sidecar.core.frontmatter import load_frontmatter, string_list
+from sidecar.core.links import body_links, frontmatter_links
+from sidecar.core.markdown import scan
+from sidecar.core.model import ParsedNote
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+def parse_note(
+    path: str, text: str, digest: str, options: ChunkOptions = ChunkOptions()
+) -> ParsedNote:
+    """``path`` is vault-relative with ``/`` separators; ``digest`` the hash of the file bytes."""
+    lines = text.splitlines(keepends=True)
+    fm = load_frontmatter(lines)
+    scanned = scan(lines, fm.body_start)
+    data = fm.data
+    title = _title(path, data, scanned.headings)
+    tags = {
+        t.lstrip("#"): None
+        for t in string_list(data.get("tags", data.get("tag")), split_spaces=True)
+    }
+    tags.update(dict.fromkeys(scanned.tags))
+    aliases = string_list(data.get("aliases", data.get("alias")))
+    note_id = data.get("id")
+    links = (*frontmatter_links(data), *body_links(scanned.blocks))
+    chunks = make_chunks(path, title, scanned.headings, scanned.blocks, options)
+    return ParsedNote(
+        path=path,
+        title=title,
+        content_hash=digest,
+        frontmatter=data,
+        frontmatter_error=fm.error,
+        aliases=aliases,
+        note_id=str(note_id) if isinstance(note_id, str | int) else None,
+        tags=tuple(t for t in tags if t),
+        headings=scanned.headings,
+        block_ids=scanned.block_ids,
+        links=links,
+        chunks=chunks,
+        line_count=len(lines),
+    )
+
+
+def _title(path: str, data: dict[str, object], headings: tuple[object, ...]) -> str:
+    title = data.get("title")
+    if isinstance(title, str) and title.strip():
+        return title.strip()
+    return posixpath.splitext(posixpath.basename(path))[0]

@@ -1,0 +1,185 @@
+"""Resolve link targets to notes the way Obsidian does, and say so when it cannot.
+
+Order for a wikilink: vault path (case-insensitive, ``.md`` optional), then a unique basename,
+then a unique alias or frontmatter ``id``. A basename shared by several notes is narrowed by the
+path suffix written in the link; if that still leaves several, the link is *ambiguous* and the
+candidates are reported rather than one guessed. Markdown links resolve relative to the source's
+folder first, then from the vault root. Dendron writes ``[[Label|note.name]]`` (label first): when
+the written target does not resolve and the label does, the label is the target.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sidecar.core.model import Edge, LinkRef, LinkState
+
+NOTE_EXTENSIONS = (".md", ".markdown")
+
+
+@dataclass(frozen=True, slots=True)
+class NoteKey:
+    """What a link can match a note by."""
+
+    path: str
+    aliases: tuple[str, ...] = ()
+    note_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    target: str | None
+    state: LinkState
+    candidates: tuple[str, ...] = ()
+    swapped: bool = False  # Dendron order: the label named the note
+
+
+@dataclass(slots=True)
+class Catalog:
+    """Lookup tables over every note's path, basename, aliases and id."""
+
+    paths: dict[str, str] = field(default_factory=dict)
+    basenames: dict[str, list[str]] = field(default_factory=dict)
+    names: dict[str, list[str]] = field(default_factory=dict)
+    exact: set[str] = field(default_factory=set)
+
+    @classmethod
+    def build(cls, notes: Iterable[NoteKey]) -> Catalog:
+        cat = cls()
+        for note in notes:
+            cat.add(note)
+        return cat
+
+    def add(self, note: NoteKey) -> None:
+        self.exact.add(note.path)
+        stem = _strip_ext(note.path)
+        self.paths[stem.lower()] = note.path
+        self.basenames.setdefault(posixpath.basename(stem).lower(), []).append(note.path)
+        for name in _names(note):
+            self.names.setdefault(name, []).append(note.path)
+
+    def remove(self, note: NoteKey) -> None:
+        self.exact.discard(note.path)
+        stem = _strip_ext(note.path)
+        if self.paths.get(stem.lower()) == note.path:
+            del self.paths[stem.lower()]
+        _discard(self.basenames, posixpath.basename(stem).lower(), note.path)
+        for name in _names(note):
+            _discard(self.names, name, note.path)
+
+    def resolve(self, link: LinkRef, source: str) -> Resolution:
+        first = self._resolve_target(link, link.target, source)
+        if first.state in ("valid", "self") or not link.label or not link.wikilink:
+            return first
+        name = link.label.partition("#")[0]
+        swapped = self._resolve_target(link, name, source) if name.strip() else first
+        if swapped.state not in ("valid", "self"):
+            return first
+        return Resolution(swapped.target, swapped.state, swapped.candidates, swapped=True)
+
+    def _resolve_target(self, link: LinkRef, target: str, source: str) -> Resolution:
+        target = target.strip().replace("\\", "/")
+        ext = posixpath.splitext(target)[1].lower()
+        if ext and ext not in NOTE_EXTENSIONS and not self._is_dotted_note(target):
+            return Resolution(None, "attachment")
+        found = self._by_markdown_path(target, source) if link.markdown else None
+        if found is None:
+            found = self._by_name(target, source)
+        if found.target == source:
+            return Resolution(source, "self")
+        return found
+
+    def _is_dotted_note(self, target: str) -> bool:
+        """``dendron.topic.lookup`` has an "extension" but names a note."""
+        key = target.lower().lstrip("/")
+        return key in self.paths or posixpath.basename(key) in self.basenames
+
+    def _by_markdown_path(self, target: str, source: str) -> Resolution | None:
+        folder = posixpath.dirname(source)
+        for base in (folder, ""):
+            joined = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
+            if joined.startswith("../") or joined == "..":
+                continue
+            hit = self.paths.get(_strip_ext(joined).lower())
+            if hit is not None:
+                return Resolution(hit, "valid")
+        return None
+
+    def _by_name(self, target: str, source: str) -> Resolution:
+        key = _strip_ext(target.lstrip("/")).lower()
+        hit = self.paths.get(key)
+        if hit is not None:
+            return Resolution(hit, "valid")
+        found = self._unique(self.basenames.get(posixpath.basename(key), []), key, source)
+        if found.state != "broken":
+            return found
+        return self._unique(self.names.get(target.strip().lower(), []), key, source)
+
+    @staticmethod
+    def _unique(candidates: list[str], key: str, source: str) -> Resolution:
+        if not candidates:
+            return Resolution(None, "broken")
+        if len(candidates) == 1:
+            return Resolution(candidates[0], "valid")
+        narrowed = [c for c in candidates if _strip_ext(c).lower().endswith("/" + key)]
+        if len(narrowed) == 1:
+            return Resolution(narrowed[0], "valid")
+        return Resolution(None, "ambiguous", tuple(sorted(candidates)))
+
+
+def lookup_keys(note: NoteKey) -> set[str]:
+    """The lowercase names under which links can find this note (see ``link_keys``)."""
+    return {posixpath.basename(_strip_ext(note.path)).lower(), *_names(note)}
+
+
+def link_keys(link: LinkRef) -> set[str]:
+    """The lowercase names a link could resolve through; a catalog change touching none of them
+    cannot change the link's resolution."""
+    keys = {
+        posixpath.basename(_strip_ext(link.target.strip())).lower(),
+        link.target.strip().lower(),
+    }
+    if link.label:
+        name = link.label.partition("#")[0].strip()
+        keys |= {posixpath.basename(_strip_ext(name)).lower(), name.lower()}
+    return keys
+
+
+def _names(note: NoteKey) -> list[str]:
+    names = [*note.aliases, *([note.note_id] if note.note_id else [])]
+    return [n.strip().lower() for n in names if n.strip()]
+
+
+def _discard(table: dict[str, list[str]], key: str, path: str) -> None:
+    paths = table.get(key)
+    if paths and path in paths:
+        paths.remove(path)
+        if not paths:
+            del table[key]
+
+
+def _strip_ext(path: str) -> str:
+    root, ext = posixpath.splitext(path)
+    return root if ext.lower() in NOTE_EXTENSIONS else path
+
+
+def resolve_links(source: str, links: Iterable[LinkRef], catalog: Catalog) -> list[Edge]:
+    """Resolve and deduplicate one note's links by (target, relation), keeping the first."""
+    edges: dict[tuple[str, str], Edge] = {}
+    for link in links:
+        res = catalog.resolve(link, source)
+        name, anchor, text = link.target, link.anchor, link.text
+        if res.swapped:
+            name, _, anchor = link.label.partition("#")
+            text = link.target
+        raw = name + (f"#{anchor}" if anchor else "")
+        key = (res.target or name.lower(), link.relation)
+        if key in edges:
+            continue
+        edges[key] = Edge(
+            source, res.target, raw, link.relation, text, link.wikilink, link.embed, link.line,
+            anchor, link.context, res.state, res.candidates,
+        )  # fmt: skip
+    return list(edges.values())

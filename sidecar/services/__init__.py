@@ -1,0 +1,1 @@
+"""The behaviour, written once: indexing, graph queries, search, lint, memory."""

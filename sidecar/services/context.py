@@ -1,0 +1,103 @@
+"""The open index of one vault: store, state, indexer and queries, wired from plain values.
+
+Whoever holds a ``Services`` holds the writer lock: the daemon for its lifetime, or a CLI command
+when no daemon runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sidecar.core.chunks import ChunkOptions
+from sidecar.services.graphq import GraphQueries
+from sidecar.services.indexer import Indexer, IndexReport, Progress
+from sidecar.services.state import IndexState
+from sidecar.store.files import read_json, write_json
+from sidecar.store.lance import IndexStore
+from sidecar.store.lock import WriterLock
+from sidecar.store.vaultfs import Vault
+
+Clock = Callable[[], dt.datetime]
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass
+class Services:
+    vault: Vault
+    data_dir: Path
+    store: IndexStore
+    state: IndexState
+    indexer: Indexer
+    graph: GraphQueries
+    lock: WriterLock
+    clock: Clock = utcnow
+    meta: dict[str, Any] = field(default_factory=dict)
+    progress: Progress | None = None  # set by an interactive caller to draw a progress bar
+
+    @classmethod
+    def open(
+        cls,
+        vault_root: Path,
+        data_dir: Path,
+        *,
+        ignore: list[str] | None = None,
+        max_file_bytes: int = 5_000_000,
+        chunk_options: ChunkOptions = ChunkOptions(),
+        clock: Clock = utcnow,
+    ) -> Services:
+        lock = WriterLock(data_dir / "writer.lock").acquire()
+        try:
+            vault = Vault(vault_root, ignore or [], max_file_bytes)
+            store = IndexStore(data_dir)
+            state = IndexState(store.load_notes(), store.load_edges())
+        except BaseException:
+            lock.release()
+            raise
+        indexer = Indexer(vault, store, state, chunk_options)
+        meta = read_json(data_dir / "meta.json", {})
+        indexer.failures = dict(meta.get("failures", {}))
+        graph = GraphQueries(state, vault.root)
+        return cls(vault, data_dir, store, state, indexer, graph, lock, clock, meta)
+
+    def reindex(
+        self,
+        *,
+        full: bool = False,
+        paths: list[str] | None = None,
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        report = self.indexer.run(full=full, scope=paths, progress=progress or self.progress)
+        self.meta["last_indexed"] = self.clock().isoformat(timespec="seconds")
+        self.meta["failures"] = self.indexer.failures
+        self.meta["vault"] = str(self.vault.root)
+        write_json(self.data_dir / "meta.json", self.meta)
+        return report
+
+    def status(self) -> dict[str, Any]:
+        notes = self.state.notes
+        return {
+            "vault": str(self.vault.root),
+            "data_dir": str(self.data_dir),
+            "notes": len(notes),
+            "chunks": sum(n.chunk_count for n in notes.values()),
+            "pending": self.store.count_pending(),
+            "last_indexed": self.meta.get("last_indexed"),
+            "model": self.store.model_id,
+            "links": self.state.link_stats(),
+            "failed": [{"path": p, "error": e} for p, e in sorted(self.indexer.failures.items())],
+            "invalid_frontmatter": [
+                {"path": p, "error": n.frontmatter_error}
+                for p, n in sorted(notes.items())
+                if n.frontmatter_error
+            ],
+        }
+
+    def close(self) -> None:
+        self.lock.release()

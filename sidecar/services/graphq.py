@@ -1,0 +1,154 @@
+"""Graph queries over the in-memory index, shaped as the JSON of DESIGN section 7.
+
+A NOTE argument may be a vault-relative path (with or without ``.md``), a path on disk inside
+the vault, or a unique note name, alias or id; anything else is ``NoteNotFound`` with the close
+matches, so a typo gets a useful answer.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+from pathlib import Path
+from typing import Any
+
+from sidecar.core.graph import Step
+from sidecar.core.model import Edge, LinkRef
+from sidecar.errors import NoteNotFound, PathOutsideVault, UsageError
+from sidecar.services.state import IndexState
+
+
+class GraphQueries:
+    def __init__(self, state: IndexState, root: Path) -> None:
+        self.state = state
+        self.root = root
+
+    # -- NOTE arguments -----------------------------------------------------------------------
+
+    def note(self, arg: str) -> str:
+        notes = self.state.notes
+        text = arg.strip()
+        if not text:
+            raise UsageError("a note name or path is required")
+        rel = self._as_vault_path(text)
+        for cand in (rel, rel + ".md"):
+            if cand in notes:
+                return cand
+        lowered = {p.lower(): p for p in notes}
+        for cand in (rel.lower(), rel.lower() + ".md"):
+            if cand in lowered:
+                return lowered[cand]
+        link = LinkRef(text, "", "link", text, "", True, False, False, 0, "")
+        res = self.state.catalog.resolve(link, "")
+        if res.state == "valid" and res.target:
+            return res.target
+        if res.state == "ambiguous":
+            raise NoteNotFound(
+                f"'{arg}' names several notes: {', '.join(res.candidates)}",
+                {"candidates": list(res.candidates)},
+            )
+        raise NoteNotFound(f"no note '{arg}'{self._suggest(text)}", {"close": self._close(text)})
+
+    def _as_vault_path(self, text: str) -> str:
+        path = Path(text)
+        if path.is_absolute() or (Path.cwd() / path).exists():
+            absolute = path if path.is_absolute() else Path.cwd() / path
+            try:
+                return absolute.resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                if path.is_absolute():
+                    raise PathOutsideVault(f"{text} is outside the vault {self.root}") from None
+        return posixpath.normpath(text.replace("\\", "/")).lstrip("/")
+
+    def _close(self, text: str) -> list[str]:
+        names = {posixpath.splitext(p)[0].lower(): p for p in self.state.notes}
+        names.update({posixpath.basename(k): v for k, v in list(names.items())})
+        hits = difflib.get_close_matches(text.lower().removesuffix(".md"), names, n=5, cutoff=0.6)
+        return sorted({names[h] for h in hits})
+
+    def _suggest(self, text: str) -> str:
+        close = self._close(text)
+        return f"; did you mean: {', '.join(close)}?" if close else ""
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def links(self, note: str, depth: int = 1) -> dict[str, Any]:
+        path = self.note(note)
+        g = self.state.graph
+        out: dict[str, Any] = {
+            "path": path,
+            "outgoing": [_outgoing(e) for e in g.outgoing(path)],
+            "incoming": [_incoming(e) for e in g.incoming(path)],
+        }
+        if depth > 1:
+            out["neighbors"] = [_step(s) for s in g.neighbors(path, depth)[1:]]
+        return out
+
+    def backlinks(self, note: str) -> dict[str, Any]:
+        path = self.note(note)
+        return {"path": path, "backlinks": [_incoming(e) for e in self.state.graph.incoming(path)]}
+
+    def orphans(self) -> dict[str, Any]:
+        return {"orphans": self.state.graph.orphans()}
+
+    def neighbors(self, note: str, depth: int = 1) -> dict[str, Any]:
+        path = self.note(note)
+        steps = self.state.graph.neighbors(path, depth)
+        return {"root": path, "depth": depth, "nodes": [_step(s) for s in steps[1:]]}
+
+    def path(self, source: str, target: str) -> dict[str, Any]:
+        a, b = self.note(source), self.note(target)
+        steps = self.state.graph.shortest_path(a, b)
+        return {
+            "from": a,
+            "to": b,
+            "found": steps is not None,
+            "hops": len(steps) - 1 if steps else None,
+            "path": [_step(s) for s in steps] if steps else [],
+        }
+
+    def hubs(self, limit: int = 20) -> dict[str, Any]:
+        rows = self.state.graph.hubs(limit)
+        return {"hubs": [{"path": p, "incoming": i, "outgoing": o} for p, i, o in rows]}
+
+    def dangling(self) -> dict[str, Any]:
+        return {"dangling": [_dangling(e) for e in self.state.graph.dangling()]}
+
+    def export(self) -> dict[str, Any]:
+        notes = self.state.notes
+        return {
+            "nodes": [
+                {"path": p, "title": n.title, "tags": list(n.tags)} for p, n in sorted(notes.items())
+            ],
+            "edges": [
+                {"source": e.source, "target": e.target, "raw": e.raw, "relation": e.relation,
+                 "state": e.state, "line": e.line}
+                for e in sorted(self.state.graph.edges(), key=lambda e: (e.source, e.line, e.raw))
+            ],
+        }  # fmt: skip
+
+
+def _outgoing(e: Edge) -> dict[str, Any]:
+    out: dict[str, Any] = {"target": e.target, "raw": e.raw, "relation": e.relation, "text": e.text,
+           "line": e.line, "anchor": e.anchor, "embed": e.embed, "state": e.state}  # fmt: skip
+    if e.candidates:
+        out["candidates"] = list(e.candidates)
+    return out
+
+
+def _incoming(e: Edge) -> dict[str, Any]:
+    return {"source": e.source, "relation": e.relation, "line": e.line, "text": e.text,
+            "anchor": e.anchor, "context": e.context}  # fmt: skip
+
+
+def _dangling(e: Edge) -> dict[str, Any]:
+    return {"source": e.source, "raw": e.raw, "relation": e.relation, "line": e.line,
+            "state": e.state, "candidates": list(e.candidates), "context": e.context}  # fmt: skip
+
+
+def _step(s: Step) -> dict[str, Any]:
+    via = None
+    if s.via is not None:
+        via = {"source": s.via.source, "target": s.via.target, "relation": s.via.relation,
+               "line": s.via.line}  # fmt: skip
+    return {"path": s.path, "depth": s.depth, "direction": s.direction, "via": via}

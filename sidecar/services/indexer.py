@@ -1,0 +1,171 @@
+"""The indexer: plan against the disk, parse what changed, write it, update the graph.
+
+One code path for ``sidecar index``, the daemon's start-up reconcile and its watcher batches
+(``run(scope=...)``). Per-file failures (binary, too large, unreadable) are reported and skipped;
+the rest indexes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sidecar.core.chunks import ChunkOptions
+from sidecar.core.model import NoteRecord, ParsedNote
+from sidecar.core.note import content_hash, parse_note
+from sidecar.core.plan import Indexed, candidates, classify
+from sidecar.services.state import IndexState
+from sidecar.store.lance import IndexStore
+from sidecar.store.vaultfs import NoteFile, Vault
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class IndexReport:
+    notes: int = 0
+    chunks: int = 0
+    edges: int = 0
+    parsed: int = 0
+    changed: int = 0
+    deleted: int = 0
+    renamed: int = 0
+    touched: int = 0
+    embedded: int = 0
+    links: dict[str, int] = field(default_factory=dict)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[dict[str, str]] = field(default_factory=list)
+    changed_paths: list[str] = field(default_factory=list)
+    deleted_paths: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.__slots__}
+        out["seconds"] = round(self.seconds, 3)
+        return out
+
+
+class Indexer:
+    def __init__(
+        self,
+        vault: Vault,
+        store: IndexStore,
+        state: IndexState,
+        chunk_options: ChunkOptions = ChunkOptions(),
+    ) -> None:
+        self.vault = vault
+        self.store = store
+        self.state = state
+        self.chunk_options = chunk_options
+        self.failures: dict[str, str] = {}
+
+    def run(
+        self,
+        *,
+        full: bool = False,
+        scope: Iterable[str] | None = None,
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        started = time.perf_counter()
+        report = IndexReport()
+        scope_set = frozenset(scope) if scope is not None else None
+        disk = self._disk(scope_set)
+        indexed = {
+            p: Indexed(n.mtime_ns, n.size, n.content_hash) for p, n in self.state.notes.items()
+        }
+        cand = candidates(disk, indexed, full=full, scope=scope_set)
+        files: dict[str, NoteFile] = {}
+        gone = list(cand.gone)
+        for path in cand.to_read:
+            f = self.vault.read(path)
+            if f.data is None or f.text is None:
+                report.errors.append({"path": path, "error": f.error or "unreadable"})
+                self.failures[path] = f.error or "unreadable"
+                if path in indexed:
+                    gone.append(path)
+                continue
+            self.failures.pop(path, None)
+            files[path] = f
+        for path in cand.gone:
+            self.failures.pop(path, None)
+        hashes = {p: content_hash(f.data) for p, f in files.items() if f.data is not None}
+        plan = classify(hashes, indexed, tuple(sorted(set(gone))), full=full)
+        parsed = self._parse(plan.parse, files, hashes, progress)
+        records = [self._record(note, files[note.path]) for note in parsed]
+        records += [self._touched(self.state.notes[p], files[p]) for p in plan.touch]
+        self._write(parsed, records, plan.delete)
+        for note in parsed:
+            if note.frontmatter_error:
+                report.warnings.append({"path": note.path, "warning": note.frontmatter_error})
+            if files[note.path].error:
+                report.warnings.append({"path": note.path, "warning": str(files[note.path].error)})
+        report.parsed = len(parsed)
+        report.changed = len(plan.parse)
+        report.changed_paths = list(plan.parse)
+        report.deleted = len(plan.delete)
+        report.deleted_paths = list(plan.delete)
+        report.renamed = len(plan.renames)
+        report.touched = len(plan.touch)
+        report.notes = len(self.state.notes)
+        report.chunks = sum(n.chunk_count for n in self.state.notes.values())
+        report.links = self.state.link_stats()
+        report.edges = report.links["total"] - report.links["self"]
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _disk(self, scope: frozenset[str] | None) -> dict[str, tuple[int, int]]:
+        if scope is None:
+            return {p: (s.mtime_ns, s.size) for p, s in self.vault.scan().items()}
+        out = {}
+        for path in scope:
+            if not self.vault.is_note(path):
+                continue
+            try:
+                st = (self.vault.root / path).stat(follow_symlinks=False)
+            except OSError:
+                continue
+            out[path] = (st.st_mtime_ns, st.st_size)
+        return out
+
+    def _parse(
+        self,
+        paths: Iterable[str],
+        files: dict[str, NoteFile],
+        hashes: dict[str, str],
+        progress: Progress | None,
+    ) -> list[ParsedNote]:
+        paths = list(paths)
+        out = []
+        for i, path in enumerate(paths):
+            text = files[path].text
+            assert text is not None
+            out.append(parse_note(path, text, hashes[path], self.chunk_options))
+            if progress is not None and (i % 50 == 0 or i == len(paths) - 1):
+                progress(i + 1, len(paths))
+        return out
+
+    @staticmethod
+    def _record(note: ParsedNote, f: NoteFile) -> NoteRecord:
+        assert f.stat is not None
+        return NoteRecord.from_parsed(note, f.stat.mtime_ns, f.stat.size, f.error)
+
+    @staticmethod
+    def _touched(old: NoteRecord, f: NoteFile) -> NoteRecord:
+        assert f.stat is not None
+        fields = {s: getattr(old, s) for s in NoteRecord.__slots__}
+        fields.update(mtime_ns=f.stat.mtime_ns, size=f.stat.size)
+        return NoteRecord(**fields)
+
+    def _write(
+        self, parsed: list[ParsedNote], records: list[NoteRecord], deletes: Iterable[str]
+    ) -> None:
+        deletes = list(deletes)
+        paths = [n.path for n in parsed]
+        vectors = self.store.chunk_vectors(paths + deletes)
+        self.store.delete_notes(deletes)
+        self.store.put_chunks(paths, (c for n in parsed for c in n.chunks), vectors)
+        changed_edges = self.state.apply(records, deletes)
+        self.store.put_edges(list(changed_edges), (e for es in changed_edges.values() for e in es))
+        self.store.put_notes(records)

@@ -1,0 +1,281 @@
+"""The LanceDB index: ``notes``, ``chunks`` and ``edges`` tables, written by one process.
+
+Each write replaces whole notes (delete their rows, add the new ones): measured at 15-23 ms for
+~10 rows at 50k rows, far cheaper than ``merge_insert``. Every write adds a fragment, so the
+owner calls ``optimize()`` when idle. Schema version and embedding model live in the tables'
+schema metadata; a different schema version drops and rebuilds the index (the vault is the
+source of truth, so nothing is lost).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import pyarrow as pa
+
+from sidecar.core.model import Chunk, Edge, Heading, LinkRef, NoteRecord
+from sidecar.errors import StoreError
+
+SCHEMA_VERSION = "1"
+
+NOTES_SCHEMA = pa.schema(
+    [
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("title", pa.string()),
+        pa.field("content_hash", pa.string()),
+        pa.field("mtime_ns", pa.int64()),
+        pa.field("size", pa.int64()),
+        pa.field("note_id", pa.string()),
+        pa.field("aliases", pa.list_(pa.string())),
+        pa.field("tags", pa.list_(pa.string())),
+        pa.field("frontmatter", pa.string()),
+        pa.field("frontmatter_error", pa.string()),
+        pa.field("headings", pa.string()),
+        pa.field("block_ids", pa.list_(pa.string())),
+        pa.field("links", pa.string()),
+        pa.field("chunk_count", pa.int32()),
+        pa.field("line_count", pa.int32()),
+        pa.field("warning", pa.string()),
+    ]
+)
+
+EDGES_SCHEMA = pa.schema(
+    [
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("target", pa.string()),
+        pa.field("raw", pa.string()),
+        pa.field("relation", pa.string()),
+        pa.field("text", pa.string()),
+        pa.field("wikilink", pa.bool_()),
+        pa.field("embed", pa.bool_()),
+        pa.field("line", pa.int32()),
+        pa.field("anchor", pa.string()),
+        pa.field("context", pa.string()),
+        pa.field("state", pa.string()),
+        pa.field("candidates", pa.list_(pa.string())),
+    ]
+)
+
+
+def chunks_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("chunk_id", pa.string(), nullable=False),
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("seq", pa.int32()),
+            pa.field("heading", pa.string()),
+            pa.field("start_line", pa.int32()),
+            pa.field("end_line", pa.int32()),
+            pa.field("text", pa.string()),
+            pa.field("content_hash", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim), nullable=True),
+        ]
+    )
+
+
+def sql_str(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _in_list(column: str, values: Sequence[str]) -> str:
+    return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
+
+
+class IndexStore:
+    """Narrow, synchronous access to the three tables. Not thread-safe: one writer owns it."""
+
+    def __init__(self, directory: Path, dim: int = 384, model_id: str = "none") -> None:
+        self.directory = directory
+        self.dim = dim
+        self.model_id = model_id
+        self.rebuilt = False
+        try:
+            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.db = lancedb.connect(str(directory / "lance"))
+            self.notes = self._table("notes", NOTES_SCHEMA)
+            self.edges = self._table("edges", EDGES_SCHEMA)
+            self.chunks = self._table("chunks", chunks_schema(dim))
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise StoreError(f"cannot open the index at {directory}: {exc}") from exc
+
+    def _metadata(self) -> dict[bytes, bytes]:
+        return {b"schema_version": SCHEMA_VERSION.encode(), b"model": self.model_id.encode()}
+
+    def _table(self, name: str, schema: pa.Schema) -> Any:
+        schema = schema.with_metadata(self._metadata())
+        if name in self.db.list_tables().tables:
+            table = self.db.open_table(name)
+            meta = table.schema.metadata or {}
+            if meta.get(b"schema_version") == SCHEMA_VERSION.encode() and table.schema.equals(
+                schema, check_metadata=False
+            ):
+                return table
+            self.rebuilt = True
+        return self.db.create_table(name, schema=schema, mode="overwrite")
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def load_notes(self) -> dict[str, NoteRecord]:
+        rows = self.notes.to_arrow().to_pylist()
+        return {row["path"]: _note_from_row(row) for row in rows}
+
+    def load_edges(self) -> list[Edge]:
+        return [_edge_from_row(row) for row in self.edges.to_arrow().to_pylist()]
+
+    def chunk_vectors(self, paths: Sequence[str]) -> dict[str, list[float]]:
+        """Existing vectors of these notes' chunks, by content hash, to carry over unchanged."""
+        if not paths:
+            return {}
+        out: dict[str, list[float]] = {}
+        for batch in _batches(paths, 500):
+            table = (
+                self.chunks.search()
+                .where(_in_list("path", batch) + " AND vector IS NOT NULL")
+                .select(["content_hash", "vector"])
+                .limit(None)
+                .to_arrow()
+            )
+            for h, v in zip(
+                table["content_hash"].to_pylist(), table["vector"].to_pylist(), strict=True
+            ):
+                out[h] = v
+        return out
+
+    def count(self, table: str) -> int:
+        return int(getattr(self, table).count_rows())
+
+    def count_pending(self) -> int:
+        """Chunks still waiting for a vector."""
+        return int(self.chunks.count_rows("vector IS NULL"))
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def delete_notes(self, paths: Sequence[str]) -> None:
+        for batch in _batches(paths, 500):
+            self.notes.delete(_in_list("path", batch))
+            self.chunks.delete(_in_list("path", batch))
+            self.edges.delete(_in_list("source", batch))
+
+    def put_notes(self, notes: Sequence[NoteRecord]) -> None:
+        if not notes:
+            return
+        for batch in _batches([n.path for n in notes], 500):
+            self.notes.delete(_in_list("path", batch))
+        self.notes.add(pa.Table.from_pylist([_note_row(n) for n in notes], NOTES_SCHEMA))
+
+    def put_chunks(
+        self, paths: Sequence[str], chunks: Iterable[Chunk], vectors: dict[str, list[float]]
+    ) -> None:
+        for batch in _batches(paths, 500):
+            self.chunks.delete(_in_list("path", batch))
+        rows = [_chunk_row(c, vectors.get(c.content_hash)) for c in chunks]
+        if rows:
+            self.chunks.add(pa.Table.from_pylist(rows, chunks_schema(self.dim)))
+
+    def put_edges(self, sources: Sequence[str], edges: Iterable[Edge]) -> None:
+        for batch in _batches(sources, 500):
+            self.edges.delete(_in_list("source", batch))
+        rows = [_edge_row(e) for e in edges]
+        if rows:
+            self.edges.add(pa.Table.from_pylist(rows, EDGES_SCHEMA))
+
+    def optimize(self, keep: dt.timedelta = dt.timedelta(minutes=10)) -> None:
+        for table in (self.notes, self.chunks, self.edges):
+            table.optimize(cleanup_older_than=keep)
+
+
+def _batches(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
+    items = list(items)
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _note_row(n: NoteRecord) -> dict[str, Any]:
+    return {
+        "path": n.path,
+        "title": n.title,
+        "content_hash": n.content_hash,
+        "mtime_ns": n.mtime_ns,
+        "size": n.size,
+        "note_id": n.note_id,
+        "aliases": list(n.aliases),
+        "tags": list(n.tags),
+        "frontmatter": json.dumps(n.frontmatter, ensure_ascii=False),
+        "frontmatter_error": n.frontmatter_error,
+        "headings": json.dumps([[h.level, h.text, h.line, h.slug] for h in n.headings]),
+        "block_ids": list(n.block_ids),
+        "links": json.dumps([_link_list(link) for link in n.links], ensure_ascii=False),
+        "chunk_count": n.chunk_count,
+        "line_count": n.line_count,
+        "warning": n.warning,
+    }
+
+
+def _link_list(link: LinkRef) -> list[Any]:
+    return [link.target, link.anchor, link.relation, link.text, link.label, link.wikilink,
+            link.embed, link.markdown, link.line, link.context]  # fmt: skip
+
+
+def _note_from_row(row: dict[str, Any]) -> NoteRecord:
+    return NoteRecord(
+        path=row["path"],
+        title=row["title"],
+        content_hash=row["content_hash"],
+        mtime_ns=row["mtime_ns"],
+        size=row["size"],
+        note_id=row["note_id"],
+        aliases=tuple(row["aliases"] or ()),
+        tags=tuple(row["tags"] or ()),
+        frontmatter=json.loads(row["frontmatter"] or "{}"),
+        frontmatter_error=row["frontmatter_error"],
+        headings=tuple(Heading(*h) for h in json.loads(row["headings"] or "[]")),
+        block_ids=tuple(row["block_ids"] or ()),
+        links=tuple(LinkRef(*item) for item in json.loads(row["links"] or "[]")),
+        chunk_count=row["chunk_count"],
+        line_count=row["line_count"],
+        warning=row["warning"],
+    )
+
+
+def _chunk_row(c: Chunk, vector: list[float] | None) -> dict[str, Any]:
+    return {
+        "chunk_id": c.chunk_id,
+        "path": c.path,
+        "seq": c.seq,
+        "heading": c.heading,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "text": c.text,
+        "content_hash": c.content_hash,
+        "vector": vector,
+    }
+
+
+def _edge_row(e: Edge) -> dict[str, Any]:
+    return {
+        "source": e.source,
+        "target": e.target,
+        "raw": e.raw,
+        "relation": e.relation,
+        "text": e.text,
+        "wikilink": e.wikilink,
+        "embed": e.embed,
+        "line": e.line,
+        "anchor": e.anchor,
+        "context": e.context,
+        "state": e.state,
+        "candidates": list(e.candidates),
+    }
+
+
+def _edge_from_row(row: dict[str, Any]) -> Edge:
+    return Edge(
+        row["source"], row["target"], row["raw"], row["relation"], row["text"], row["wikilink"],
+        row["embed"], row["line"], row["anchor"], row["context"], row["state"],
+        tuple(row["candidates"] or ()),
+    )  # fmt: skip

@@ -1,0 +1,130 @@
+"""Read-only access to the vault's Markdown files: scan, ignore rules, safe reads.
+
+The scan never follows symlinked folders (no loops, nothing outside the vault), skips hidden
+folders, ``.obsidian/``, ``.trash/``, ``.git/`` and whatever a gitignore-style ``.sidecarignore``
+names. Reads refuse binary files and files over a size cap with a clear reason instead of an
+exception, so one bad file never stops an index run.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from sidecar.errors import PathOutsideVault
+
+NOTE_SUFFIXES = (".md", ".markdown")
+ALWAYS_IGNORED = (".obsidian/", ".trash/", ".git/", ".sidecar/", "node_modules/")
+IGNORE_FILE = ".sidecarignore"
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class NoteFile:
+    """A note's bytes, or the reason it cannot be indexed."""
+
+    path: str
+    data: bytes | None
+    text: str | None
+    error: str | None
+    stat: FileStat | None
+
+
+class Vault:
+    def __init__(self, root: Path, extra_ignores: Iterable[str] = (), max_bytes: int = 5_000_000):
+        self.root = root.resolve()
+        self.max_bytes = max_bytes
+        patterns = [*ALWAYS_IGNORED, *extra_ignores, *self._ignore_file_lines()]
+        self.ignore = pathspec.GitIgnoreSpec.from_lines(patterns)
+
+    def _ignore_file_lines(self) -> list[str]:
+        try:
+            return (self.root / IGNORE_FILE).read_text("utf-8").splitlines()
+        except OSError:
+            return []
+
+    def is_note(self, rel: str) -> bool:
+        if not rel.lower().endswith(NOTE_SUFFIXES):
+            return False
+        parts = rel.split("/")
+        if any(p.startswith(".") for p in parts):
+            return False
+        return not self.ignore.match_file(rel)
+
+    def scan(self) -> dict[str, FileStat]:
+        """Every indexable note, by vault-relative path, with its mtime and size."""
+        out: dict[str, FileStat] = {}
+        stack = [""]
+        while stack:
+            rel_dir = stack.pop()
+            try:
+                entries = list(os.scandir(self.root / rel_dir))
+            except OSError:
+                continue  # unreadable or vanished folder: skip, the next scan retries
+            for entry in entries:
+                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                if entry.name.startswith("."):
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if not self.ignore.match_file(rel + "/"):
+                            stack.append(rel)
+                        continue
+                    if not self.is_note(rel):
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    out[rel] = FileStat(st.st_mtime_ns, st.st_size)
+        return out
+
+    def abspath(self, rel: str) -> Path:
+        """The absolute path of a vault-relative path, refusing anything outside the vault."""
+        candidate = (self.root / rel).resolve()
+        if candidate != self.root and self.root not in candidate.parents:
+            raise PathOutsideVault(f"path is outside the vault: {rel}")
+        return candidate
+
+    def relpath(self, path: Path | str) -> str:
+        p = Path(path)
+        p = p if p.is_absolute() else (Path.cwd() / p)
+        try:
+            return p.resolve().relative_to(self.root).as_posix()
+        except ValueError as exc:
+            raise PathOutsideVault(f"path is outside the vault: {path}") from exc
+
+    def read(self, rel: str) -> NoteFile:
+        path = self.root / rel
+        try:
+            st = path.lstat()
+            if not stat.S_ISREG(st.st_mode):
+                return NoteFile(rel, None, None, "not a regular file", None)
+            fst = FileStat(st.st_mtime_ns, st.st_size)
+            if st.st_size > self.max_bytes:
+                return NoteFile(rel, None, None, f"larger than {self.max_bytes} bytes", fst)
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return NoteFile(rel, None, None, "deleted before it could be read", None)
+        except OSError as exc:
+            return NoteFile(rel, None, None, f"unreadable: {exc.strerror or exc}", None)
+        if b"\x00" in data[:8192]:
+            return NoteFile(rel, data, None, "binary file (NUL bytes)", fst)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            text = data.decode("utf-8", "replace")
+            return NoteFile(
+                rel, data, text, f"not UTF-8 (byte {exc.start}); indexed with U+FFFD", fst
+            )
+        return NoteFile(rel, data, text, None, fst)
