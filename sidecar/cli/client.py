@@ -19,10 +19,15 @@ class Client(Protocol):
 
 
 class InProcessClient:
+    """Without a daemon, the command owns the index: it catches up with the vault (an
+    incremental pass, milliseconds when nothing changed) before answering a query, so answers
+    are never staler than the files."""
+
     def __init__(self, settings: Settings, registry: Registry | None = None) -> None:
         self.settings = settings
         self.registry = registry or build_registry()
         self._services: Services | None = None
+        self._fresh = False
 
     @property
     def services(self) -> Services:
@@ -42,6 +47,10 @@ class InProcessClient:
         return self._services
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        self.registry.get(method)  # an unknown method fails before any work
+        if not self._fresh and not method.startswith("index."):
+            self.services.reindex()
+            self._fresh = True
         return self.registry.call(self.services, method, params)
 
     def close(self) -> None:

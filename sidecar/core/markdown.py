@@ -29,6 +29,7 @@ class Scanned:
     blocks: tuple[Block, ...]
     tags: tuple[str, ...]
     block_ids: tuple[str, ...]
+    heading_links: tuple[Block, ...]  # headings that hold a link, for link extraction only
 
 
 def slugify(text: str) -> str:
@@ -51,6 +52,7 @@ def scan(lines: list[str], first: int) -> Scanned:
     """Scan body lines (``lines[first:]``); line numbers are 1-based in the whole file."""
     headings: list[Heading] = []
     blocks: list[Block] = []
+    heading_links: list[Block] = []
     tags: dict[str, None] = {}
     block_ids: dict[str, None] = {}
     crumbs: list[tuple[int, str]] = []
@@ -81,6 +83,8 @@ def scan(lines: list[str], first: int) -> Scanned:
             crumbs.pop()
         crumbs.append((level, text))
         headings.append(Heading(level, text, lineno, slugify(text)))
+        if "[" in text:  # a link in a heading is a link too, but not chunk text
+            heading_links.append(Block(lineno, lineno, text, tuple(t for _, t in crumbs)))
 
     for i in range(first, len(lines)):
         line = lines[i]
@@ -125,7 +129,9 @@ def scan(lines: list[str], first: int) -> Scanned:
             para_start = lineno
         para.append(line)
     flush(len(lines), code=fence is not None)
-    return Scanned(tuple(headings), tuple(blocks), tuple(tags), tuple(block_ids))
+    return Scanned(
+        tuple(headings), tuple(blocks), tuple(tags), tuple(block_ids), tuple(heading_links)
+    )
 
 
 def _is_list_item(line: str) -> bool:

@@ -32,7 +32,8 @@ def parse_note(
     tags.update(dict.fromkeys(scanned.tags))
     aliases = string_list(data.get("aliases", data.get("alias")))
     note_id = data.get("id")
-    links = (*frontmatter_links(data), *body_links(scanned.blocks))
+    blocks = sorted((*scanned.blocks, *scanned.heading_links), key=lambda b: b.start_line)
+    links = (*frontmatter_links(data), *body_links(blocks))
     chunks = make_chunks(path, title, scanned.headings, scanned.blocks, options)
     return ParsedNote(
         path=path,

@@ -17,6 +17,57 @@ from dataclasses import dataclass, field
 from sidecar.core.model import Edge, LinkRef, LinkState
 
 NOTE_EXTENSIONS = (".md", ".markdown")
+# Files a vault links to that are not notes (Obsidian's accepted formats plus common documents).
+# Anything else after a dot is part of a note's name: Dendron's ``dendron.topic.lookup``.
+ATTACHMENT_EXTENSIONS = frozenset(
+    [
+        ".avif",
+        ".bmp",
+        ".gif",
+        ".jpeg",
+        ".jpg",
+        ".png",
+        ".svg",
+        ".webp",
+        ".heic",
+        ".tif",
+        ".tiff",
+        ".ico",
+        ".flac",
+        ".m4a",
+        ".mp3",
+        ".ogg",
+        ".wav",
+        ".3gp",
+        ".mkv",
+        ".mov",
+        ".mp4",
+        ".ogv",
+        ".webm",
+        ".pdf",
+        ".canvas",
+        ".base",
+        ".excalidraw",
+        ".csv",
+        ".tsv",
+        ".json",
+        ".yml",
+        ".yaml",
+        ".txt",
+        ".html",
+        ".htm",
+        ".zip",
+        ".docx",
+        ".xlsx",
+        ".pptx",
+        ".drawio",
+        ".ipynb",
+        ".py",
+        ".js",
+        ".ts",
+        ".sh",
+    ]
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +133,7 @@ class Catalog:
     def _resolve_target(self, link: LinkRef, target: str, source: str) -> Resolution:
         target = target.strip().replace("\\", "/")
         ext = posixpath.splitext(target)[1].lower()
-        if ext and ext not in NOTE_EXTENSIONS and not self._is_dotted_note(target):
+        if ext in ATTACHMENT_EXTENSIONS and not self._is_dotted_note(target):
             return Resolution(None, "attachment")
         found = self._by_markdown_path(target, source) if link.markdown else None
         if found is None:

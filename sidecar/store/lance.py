@@ -108,14 +108,15 @@ class IndexStore:
 
     def _table(self, name: str, schema: pa.Schema) -> Any:
         schema = schema.with_metadata(self._metadata())
-        if name in self.db.list_tables().tables:
-            table = self.db.open_table(name)
-            meta = table.schema.metadata or {}
-            if meta.get(b"schema_version") == SCHEMA_VERSION.encode() and table.schema.equals(
-                schema, check_metadata=False
-            ):
-                return table
-            self.rebuilt = True
+        if name not in self.db.list_tables().tables:
+            return self.db.create_table(name, schema=schema)
+        table = self.db.open_table(name)
+        meta = table.schema.metadata or {}
+        if meta.get(b"schema_version") == SCHEMA_VERSION.encode() and table.schema.equals(
+            schema, check_metadata=False
+        ):
+            return table
+        self.rebuilt = True
         return self.db.create_table(name, schema=schema, mode="overwrite")
 
     # -- reads ------------------------------------------------------------------------------

@@ -1,0 +1,232 @@
+"""The graph lint checks: one pure function per rule, each yielding ``Hit``s.
+
+A check knows what is wrong and where; it does not know its rule id, severity or the user's
+config. ``lint.py`` binds each check to its id and default severity in ``RULES`` and grades the
+hits, so re-grading or disabling a rule never touches the checks.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from sidecar.core.facts import (
+    STALE_STATUSES,
+    Facts,
+    newest,
+    shortest_cycle,
+    status_of,
+    strongly_connected,
+)
+from sidecar.core.graph import Graph
+from sidecar.core.markdown import slugify
+from sidecar.core.model import Edge, NoteRecord
+from sidecar.core.relations import DEPENDS_ON, LINK, SUPERSEDES, Taxonomy
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    note: str
+    line: int
+    detail: str
+    target: str | None = None
+    relation: str | None = None
+    fix: str = ""  # a hint specific to this hit; the rule's generic hint otherwise
+    related: tuple[str, ...] = ()
+
+
+@dataclass
+class Context:
+    notes: Mapping[str, NoteRecord]
+    graph: Graph
+    taxonomy: Taxonomy
+    _anchors: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def edges(self) -> Iterator[Edge]:
+        for path in sorted(self.graph.out):
+            yield from self.graph.out[path]
+
+    @cached_property
+    def facts(self) -> Facts:
+        return Facts(self.edges(), self.taxonomy)
+
+    @cached_property
+    def superseders(self) -> dict[str, list[str]]:
+        return self.facts.superseders()
+
+    def is_stale(self, path: str) -> bool:
+        note = self.notes.get(path)
+        status = status_of(note.frontmatter) if note else ""
+        return path in self.superseders or status in STALE_STATUSES
+
+    def anchors(self, path: str) -> frozenset[str]:
+        """Heading keys and block ids of a note and of the notes it embeds (up to 3 levels):
+        Dendron's published pages and Obsidian's reading view show embedded headings inline."""
+        if path not in self._anchors:
+            keys: set[str] = set()
+            for node in self._embedded(path, 3):
+                keys |= self._own_anchors(node)
+            self._anchors[path] = frozenset(keys)
+        return self._anchors[path]
+
+    def _embedded(self, path: str, depth: int) -> list[str]:
+        order, frontier = [path], [path]
+        for _ in range(depth):
+            frontier = [
+                e.target for node in frontier for e in self.graph.out.get(node, [])
+                if e.embed and e.state == "valid" and e.target and e.target not in order
+            ]  # fmt: skip
+            order += dict.fromkeys(frontier)
+        return order
+
+    def _own_anchors(self, path: str) -> set[str]:
+        note = self.notes.get(path)
+        if note is None:
+            return set()
+        return {_compact(h.slug) for h in note.headings} | {"^" + b.lower() for b in note.block_ids}
+
+
+def _compact(text: str) -> str:
+    """Heading key that Obsidian text, GitHub-style and Dendron slugs all reduce to."""
+    return re.sub(r"[\W_]+", "", slugify(text))
+
+
+def _link(path: str) -> str:
+    return f"[[{path.removesuffix('.md')}]]"
+
+
+def unknown_relation(ctx: Context) -> Iterator[Hit]:
+    seen: set[tuple[str, str]] = set()
+    names = ctx.taxonomy.names()
+    for e in ctx.edges():
+        key = (e.source, e.relation)
+        if key in seen or e.state == "attachment" or ctx.taxonomy.is_known(e.relation):
+            continue
+        seen.add(key)
+        close = difflib.get_close_matches(e.relation, names, n=1, cutoff=0.75)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        yield Hit(e.source, e.line, f"relation '{e.relation}' is not in the taxonomy", e.raw,
+                  e.relation, f"{hint}rename the key, or declare it in [lint] relations/known")  # fmt: skip
+
+
+def dangling_target(ctx: Context) -> Iterator[Hit]:
+    for e in ctx.edges():
+        if e.state == "broken":
+            yield Hit(e.source, e.line, f"{e.relation} target '{e.raw}' matches no note",
+                      e.raw, e.relation)  # fmt: skip
+
+
+def ambiguous_link(ctx: Context) -> Iterator[Hit]:
+    for e in ctx.edges():
+        if e.state == "ambiguous":
+            names = ", ".join(e.candidates)
+            yield Hit(e.source, e.line, f"'{e.raw}' matches {len(e.candidates)} notes: {names}",
+                      e.raw, e.relation, f"write the path, e.g. {_link(e.candidates[0])}",
+                      e.candidates)  # fmt: skip
+
+
+def self_edge(ctx: Context) -> Iterator[Hit]:
+    """A body link to the note's own heading is navigation, not a self-edge."""
+    for e in ctx.edges():
+        if e.state == "self" and (e.relation != LINK or not e.anchor):
+            yield Hit(e.source, e.line, f"{e.relation} points at the note itself ('{e.raw}')",
+                      e.source, e.relation)  # fmt: skip
+
+
+def broken_anchor(ctx: Context) -> Iterator[Hit]:
+    for e in ctx.edges():
+        if e.anchor and e.target and e.state in ("valid", "self"):
+            wanted = _anchor_key(e.anchor)
+            if wanted and wanted not in ctx.anchors(e.target):
+                kind = "block" if wanted.startswith("^") else "heading"
+                yield Hit(e.source, e.line, f"'{e.raw}': {e.target} has no {kind} "
+                          f"'{e.anchor}'", e.target, e.relation)  # fmt: skip
+
+
+_DENDRON_RANGE = re.compile(r"^(.*?)(?:,\d+)?(?::#?.*)?$")
+_IS_RANGE = re.compile(r":#|,\d+(?::|$)")
+
+
+def _anchor_key(anchor: str) -> str | None:
+    """The key to look up, or None when nothing can be checked (``*`` wildcards). Dendron ranges
+    (``start,1:#end``) check their start; Obsidian's ``A#B`` sub-heading paths their last part."""
+    text = anchor.lstrip("#").strip()
+    if _IS_RANGE.search(text):
+        m = _DENDRON_RANGE.match(text)
+        text = m.group(1) if m else text
+    last = text.rstrip("#").rsplit("#", 1)[-1].strip()
+    if last.startswith("^"):
+        return "^" + last[1:].lower()
+    if not last or last == "*":
+        return None
+    return _compact(last) or None
+
+
+def orphan(ctx: Context) -> Iterator[Hit]:
+    for path in ctx.graph.orphans():
+        yield Hit(path, 0, "no resolved link in or out")
+
+
+def invalid_frontmatter(ctx: Context) -> Iterator[Hit]:
+    for path in sorted(ctx.notes):
+        error = ctx.notes[path].frontmatter_error
+        if error:
+            marks = re.findall(r"line (\d+)", error)
+            line = int(marks[-1]) + 1 if marks else 1  # YAML counts from the line after ---
+            yield Hit(path, line, f"frontmatter ignored: {error}")
+
+
+def missing_inverse(ctx: Context) -> Iterator[Hit]:
+    """Findings sit on the note that lacks the inverse: that is the file a fix edits."""
+    tax = ctx.taxonomy
+    for e in ctx.edges():
+        inverse = tax.inverse(e.relation)
+        if inverse is None or e.state != "valid" or not e.target or e.target == e.source:
+            continue
+        if (e.target, inverse, e.source) not in ctx.facts.stated:
+            yield Hit(e.target, 0, f"{e.source} states '{e.relation}' {e.target} (line {e.line})"
+                      f" but {e.target} does not state '{inverse}' {e.source}", e.source, inverse,
+                      f"add {inverse}: {_link(e.source)} to {e.target}")  # fmt: skip
+
+
+def contradictory_pair(ctx: Context) -> Iterator[Hit]:
+    facts = ctx.facts
+    for a, b in sorted(facts.pairs(SUPERSEDES)):
+        if a < b and (b, SUPERSEDES, a) in facts.edges:
+            e = facts.edges[(a, SUPERSEDES, b)][0]
+            back = facts.edges[(b, SUPERSEDES, a)][0]
+            yield Hit(e.source, e.line, f"{a} supersedes {b} and {b} supersedes {a} "
+                      f"(stated in {e.source}:{e.line} and {back.source}:{back.line})",
+                      e.target, e.relation, related=(a, b))  # fmt: skip
+
+
+def supersedes_cycle(ctx: Context) -> Iterator[Hit]:
+    """Components of three or more notes; two-note loops are ``contradictory_pair``."""
+    adj = ctx.facts.adjacency(SUPERSEDES)
+    for comp in strongly_connected(adj):
+        if len(comp) < 3:
+            continue
+        cycle = shortest_cycle(comp[0], set(comp), adj)
+        e = ctx.facts.edges[(cycle[0], SUPERSEDES, cycle[1])][0]
+        shown = " -> ".join(cycle)
+        yield Hit(e.source, e.line, f"supersedes cycle through {len(comp)} notes: {shown}",
+                  e.target, e.relation, related=tuple(comp))  # fmt: skip
+
+
+def stale_dependency(ctx: Context) -> Iterator[Hit]:
+    for a, b in sorted(ctx.facts.pairs(DEPENDS_ON)):
+        if ctx.is_stale(a) or not ctx.is_stale(b):
+            continue
+        e = ctx.facts.edges[(a, DEPENDS_ON, b)][0]
+        chain = newest(b, ctx.superseders)
+        why = f"superseded by {chain[1]}" if len(chain) > 1 else f"status '{_status(ctx, b)}'"
+        fix = f"depend on {_link(chain[-1])} instead" if len(chain) > 1 else ""
+        yield Hit(e.source, e.line, f"{a} depends on {b}, which is {why}", b, e.relation, fix)
+
+
+def _status(ctx: Context, path: str) -> str:
+    note = ctx.notes.get(path)
+    return status_of(note.frontmatter) if note else ""

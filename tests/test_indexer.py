@@ -1,0 +1,171 @@
+"""Incremental indexing against a real LanceDB store on disk."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from sidecar.services.context import Services
+from tests.conftest import VaultFactory
+
+Open = Callable[[Path], Services]
+
+BASE: dict[str, str | bytes] = {
+    "Home.md": "# Home\n\nSee [[Alpha]] and [[Beta#Part]] and [[Missing]].\n",
+    "Alpha.md": "---\naliases: [A1]\n---\n# Alpha\n\nBack to [[Home]].\n",
+    "Beta.md": "# Beta\n\n## Part\n\nLinks to [[A1]].\n",
+}
+
+
+def bump(path: Path, text: str) -> None:
+    st = path.stat()
+    path.write_text(text, "utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
+def test_cold_then_nothing_to_do(make_vault: VaultFactory, open_services: Open) -> None:
+    s = open_services(make_vault(BASE))
+    first = s.reindex()
+    assert (first.notes, first.parsed, first.changed) == (3, 3, 3)
+    assert first.links == {"total": 5, "resolved": 4, "broken": 1, "ambiguous": 0,
+                           "attachments": 0, "self": 0}  # fmt: skip
+    again = s.reindex()
+    assert (again.parsed, again.changed, again.deleted, again.touched) == (0, 0, 0, 0)
+
+
+def test_edit_reparses_one_note(make_vault: VaultFactory, open_services: Open) -> None:
+    root = make_vault(BASE)
+    s = open_services(root)
+    s.reindex()
+    bump(root / "Beta.md", "# Beta\n\n## Part\n\nNow links to [[Home]].\n")
+    r = s.reindex()
+    assert (r.parsed, r.changed_paths) == (1, ["Beta.md"])
+    assert [b["source"] for b in s.graph.backlinks("Home")["backlinks"]] == ["Alpha.md", "Beta.md"]
+    assert s.graph.backlinks("Alpha")["backlinks"] == [
+        b for b in s.graph.backlinks("Alpha")["backlinks"] if b["source"] == "Home.md"
+    ]
+
+
+def test_touch_without_change_is_not_reparsed(
+    make_vault: VaultFactory, open_services: Open
+) -> None:
+    root = make_vault(BASE)
+    s = open_services(root)
+    s.reindex()
+    bump(root / "Alpha.md", BASE["Alpha.md"])  # type: ignore[arg-type]
+    r = s.reindex()
+    assert (r.parsed, r.touched) == (0, 1)
+    assert s.reindex().touched == 0  # the new mtime was stored
+
+
+def test_new_note_fixes_a_broken_link_and_delete_breaks_it(
+    make_vault: VaultFactory, open_services: Open
+) -> None:
+    root = make_vault(BASE)
+    s = open_services(root)
+    s.reindex()
+    assert [d["raw"] for d in s.graph.dangling()["dangling"]] == ["Missing"]
+    (root / "sub").mkdir()
+    (root / "sub" / "missing.md").write_text("# now here\n", "utf-8")
+    r = s.reindex()
+    assert r.parsed == 1 and r.links["broken"] == 0
+    assert s.graph.backlinks("sub/missing")["backlinks"][0]["source"] == "Home.md"
+    (root / "sub" / "missing.md").unlink()
+    r = s.reindex()
+    assert r.deleted == 1 and r.links["broken"] == 1
+    stored = sorted((e.source, e.raw, e.state) for e in s.store.load_edges())
+    assert stored == sorted((e.source, e.raw, e.state) for e in s.state.graph.edges())
+
+
+def test_alias_change_re_resolves_other_notes(
+    make_vault: VaultFactory, open_services: Open
+) -> None:
+    root = make_vault(BASE)
+    s = open_services(root)
+    s.reindex()
+    bump(root / "Alpha.md", "---\naliases: [Other]\n---\n# Alpha\n\nBack to [[Home]].\n")
+    r = s.reindex()
+    assert r.parsed == 1
+    beta = s.graph.links("Beta")["outgoing"]
+    assert [(o["raw"], o["state"]) for o in beta] == [("A1", "broken")]
+
+
+def test_rename_keeps_vectors_and_moves_backlinks(
+    make_vault: VaultFactory, open_services: Open
+) -> None:
+    root = make_vault(BASE)
+    s = open_services(root)
+    s.reindex()
+    # Give Alpha's chunk a vector, as the embedding stage would.
+    s.store.chunks.update(where="path = 'Alpha.md'", values={"vector": [0.5] * 384})
+    (root / "archive").mkdir()
+    (root / "Alpha.md").rename(root / "archive" / "Alpha.md")
+    r = s.reindex()
+    assert (r.renamed, r.deleted, r.parsed) == (1, 1, 1)
+    rows = s.store.chunks.search().where("path = 'archive/Alpha.md'").limit(None).to_list()
+    assert rows and all(row["vector"] is not None for row in rows)
+    sources = [b["source"] for b in s.graph.backlinks("archive/Alpha")["backlinks"]]
+    assert sources == ["Beta.md", "Home.md"]  # Beta links through Alpha's alias A1
+
+
+def test_state_survives_reopen(make_vault: VaultFactory, tmp_path: Path) -> None:
+    root = make_vault(BASE)
+    s = Services.open(root, tmp_path / "d")
+    s.reindex()
+    before = (s.graph.export(), s.graph.orphans())
+    s.close()
+    s2 = Services.open(root, tmp_path / "d")
+    try:
+        assert (s2.graph.export(), s2.graph.orphans()) == before
+        assert s2.reindex().parsed == 0
+    finally:
+        s2.close()
+
+
+def test_bad_files_are_reported_and_the_rest_indexes(
+    make_vault: VaultFactory, open_services: Open
+) -> None:
+    root = make_vault({
+        **BASE,
+        "binary.md": b"\x00\x01\x02PNG",
+        "latin1.md": "caf\xe9 [[Home]]\n".encode("latin-1"),
+        "bad yaml.md": "---\ncreated: {{date}}\ntags: [x\n---\n# Body [[Home]]\n",
+        ".hidden/secret.md": "# hidden\n",
+        ".obsidian/workspace.md": "# config\n",
+    })  # fmt: skip
+    os.symlink(root, root / "loop")  # a symlinked folder pointing at the vault itself
+    s = open_services(root)
+    r = s.reindex()
+    assert r.notes == 5
+    assert r.errors == [{"path": "binary.md", "error": "binary file (NUL bytes)"}]
+    warned = {w["path"] for w in r.warnings}
+    assert warned == {"latin1.md", "bad yaml.md"}
+    sources = {b["source"] for b in s.graph.backlinks("Home")["backlinks"]}
+    assert {"latin1.md", "bad yaml.md"} <= sources
+    status = s.status()
+    assert status["failed"] == [{"path": "binary.md", "error": "binary file (NUL bytes)"}]
+    assert [f["path"] for f in status["invalid_frontmatter"]] == ["bad yaml.md"]
+
+
+def test_sidecarignore(make_vault: VaultFactory, open_services: Open) -> None:
+    root = make_vault({**BASE, "drafts/x.md": "# x\n", "Templates/t.md": "# t\n",
+                       ".sidecarignore": "drafts/\n/Templates\n"})  # fmt: skip
+    r = open_services(root).reindex()
+    assert r.notes == 3
+
+
+def test_note_deleted_between_scan_and_read(make_vault: VaultFactory, open_services: Open) -> None:
+    root = make_vault(BASE)
+    s = open_services(root)
+    real_read = s.vault.read
+
+    def racing_read(rel: str):  # type: ignore[no-untyped-def]
+        if rel == "Beta.md":
+            (root / "Beta.md").unlink()
+        return real_read(rel)
+
+    s.vault.read = racing_read  # type: ignore[method-assign]
+    r = s.reindex()
+    assert r.notes == 2
+    assert r.errors == [{"path": "Beta.md", "error": "deleted before it could be read"}]

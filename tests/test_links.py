@@ -1,0 +1,68 @@
+from sidecar.core.links import body_links, frontmatter_links
+from sidecar.core.markdown import scan
+from sidecar.core.model import LinkRef
+
+
+def links(text: str) -> list[LinkRef]:
+    return list(body_links(scan(text.splitlines(keepends=True), 0).blocks))
+
+
+def test_wikilink_forms() -> None:
+    found = links("[[A]] [[B#Head]] [[C|alias]] [[D#^blk]] ![[E]] [[F#H|t]]\n")
+    assert [(x.target, x.anchor, x.label, x.embed) for x in found] == [
+        ("A", "", "", False), ("B", "Head", "", False), ("C", "", "alias", False),
+        ("D", "^blk", "", False), ("E", "", "", True), ("F", "H", "t", False),
+    ]  # fmt: skip
+    assert found[2].text == "alias" and found[0].text == "A"
+
+
+def test_escaped_pipe_in_tables_and_dendron_uri() -> None:
+    found = links("| [[Note#Heading\\|alias]] |\n\n[[dendron://vault/a.b.c]]\n")
+    assert (found[0].target, found[0].anchor, found[0].label) == ("Note", "Heading", "alias")
+    assert found[1].target == "a.b.c"
+
+
+def test_same_note_anchor_is_not_an_edge() -> None:
+    assert links("[[#Heading]] [x](#anchor)\n") == []
+
+
+def test_markdown_links_decode_and_skip_external() -> None:
+    found = links(
+        "[a](../x/Some%20Note.md#Part) [b](<with space.md>) [c](https://e.com/x.md) "
+        '[d](mailto:a@b) ![img](pic.png) [e](y.md "title")\n'
+    )
+    assert [(x.target, x.anchor, x.embed, x.markdown) for x in found] == [
+        ("../x/Some Note.md", "Part", False, True), ("with space.md", "", False, True),
+        ("pic.png", "", True, True), ("y.md", "", False, True),
+    ]  # fmt: skip
+
+
+def test_code_and_comments_hide_links() -> None:
+    text = "`[[a]]`\n\n```\n[[b]]\n```\n\n<!-- [[c]] -->\n\n%%[[d]]%%\n\n[[e]]\n"
+    assert [x.target for x in links(text)] == ["e"]
+
+
+def test_line_and_context() -> None:
+    found = links("# T\n\nfirst line\nsee [[X]] here\n")
+    assert found[0].line == 4
+    assert found[0].context == "first line\nsee [[X]] here"
+
+
+def test_relations_block_and_link_shaped_keys() -> None:
+    data = {
+        "relations": {"supersedes": ["[[ADR-6]]", "ADR 5"], "Depends-On": "[[DB]]"},
+        "owner": "[[Alice]]",
+        "categories": ["[[Books]]", "[[Films]]"],
+        "mixed": ["[[X]]", "plain"],
+        "related": [["Foo"]],  # YAML for an unquoted related: [[Foo]]
+        "tags": ["[[not-a-relation]]"],
+        "source": "[doc](docs/a.md)",
+        "title": "x",
+    }
+    got = sorted((x.relation, x.target) for x in frontmatter_links(data))
+    assert got == [
+        ("categories", "Books"), ("categories", "Films"), ("depends_on", "DB"),
+        ("owner", "Alice"), ("related", "Foo"), ("source", "docs/a.md"),
+        ("supersedes", "ADR 5"), ("supersedes", "ADR-6"),
+    ]  # fmt: skip
+    assert all(x.line == 0 for x in frontmatter_links(data))
