@@ -37,6 +37,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embed.batch_size", 32, "Chunks per model call."),
     Setting("embed.threads", 2, "Threads the model may use."),
     Setting("watch.debounce_ms", 300, "Quiet time after a save before a note is reindexed."),
+    Setting("watch.rescan_minutes", 60, "How often the daemon reconciles the index with the "
+            "disk (inotify can overflow silently); 0 turns it off."),
+    Setting("daemon.compact_idle_seconds", 60, "Compact the index after this long without writes."),
     Setting("daemon.socket_path", "", "Unix socket path; empty means $XDG_RUNTIME_DIR/sidecar/."),
 )  # fmt: skip
 

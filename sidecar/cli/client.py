@@ -4,12 +4,16 @@ in-process ``Services`` holding the writer lock for the command's lifetime."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any, Protocol
 
 from sidecar.api import Registry, build_registry
 from sidecar.config import Settings
 from sidecar.core.chunks import ChunkOptions
+from sidecar.daemon.app import socket_path_for
+from sidecar.errors import DaemonUnreachable
 from sidecar.services.context import Services
+from sidecar.transports.unix import RpcClient, is_serving
 
 
 class Client(Protocol):
@@ -59,6 +63,16 @@ class InProcessClient:
             self._services = None
 
 
+def open_services(s: Settings) -> Services:
+    return Services.open(
+        s.vault,
+        s.data_dir,
+        ignore=list(s["index.ignore"]),
+        max_file_bytes=int(s["index.max_file_bytes"]),
+        chunk_options=ChunkOptions(int(s["chunk.max_chars"]), int(s["chunk.overlap_chars"])),
+    )
+
+
 def _progress_bar(done: int, total: int) -> None:
     width = 30
     filled = width * done // max(total, 1)
@@ -68,5 +82,29 @@ def _progress_bar(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
-def connect(settings: Settings) -> Client:
+class SocketClient:
+    """The daemon serves this vault: every call goes over its socket, nothing opens the store."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._client: RpcClient | None = None
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        if self._client is None:
+            self._client = RpcClient(self.path, timeout=None)
+        return self._client.call(method, params)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def connect(settings: Settings, *, require_daemon: bool = False) -> Client:
+    """The socket when a daemon answers there; else in-process (or DaemonUnreachable)."""
+    path = socket_path_for(settings)
+    if is_serving(path):
+        return SocketClient(path)
+    if require_daemon:
+        raise DaemonUnreachable(f"no sidecar daemon is serving {settings.vault} (socket {path})")
     return InProcessClient(settings)

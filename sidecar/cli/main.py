@@ -6,7 +6,9 @@ Errors go to stderr as one line (and under ``--json`` also as a JSON document on
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -15,10 +17,13 @@ from typing import Any
 
 import click
 
+from sidecar.api import build_registry
 from sidecar.cli import output
-from sidecar.cli.client import connect
+from sidecar.cli.client import connect, open_services
 from sidecar.config import config_path, find_vault, load_settings, render_config
-from sidecar.errors import SidecarError, UsageError
+from sidecar.daemon.app import Daemon, socket_path_for
+from sidecar.errors import SidecarError, StoreLocked, UsageError
+from sidecar.transports.unix import is_serving
 
 F = Callable[..., Any]
 
@@ -159,6 +164,43 @@ def dangling(vault: str | None, as_json: bool) -> None:
 def export(vault: str | None, as_json: bool) -> None:
     """The whole graph as JSON (nodes and edges)."""
     run_method(vault, True, "graph.export", {})
+
+
+@main.command()
+@common
+def serve(vault: str | None, as_json: bool) -> None:
+    """Run the daemon: watch the vault, keep the index fresh, serve the socket."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every job run at INFO
+    try:
+        settings = load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ)
+        path = socket_path_for(settings)
+        if is_serving(path):
+            raise StoreLocked(f"a sidecar daemon is already serving {settings.vault} at {path}")
+        services = open_services(settings)
+    except SidecarError as exc:
+        fail(exc, as_json)
+    try:
+        asyncio.run(Daemon(settings, services, build_registry()).run())
+    except SidecarError as exc:
+        fail(exc, as_json)
+    finally:
+        services.close()
+
+
+@main.command()
+@common
+def where(vault: str | None, as_json: bool) -> None:
+    """Print the daemon's socket path for the vault (and whether it is serving)."""
+    try:
+        settings = load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ)
+    except SidecarError as exc:
+        fail(exc, as_json)
+    path = socket_path_for(settings)
+    result = {"socket": str(path), "serving": is_serving(path), "vault": str(settings.vault),
+              "data_dir": str(settings.data_dir)}  # fmt: skip
+    output.emit(result, as_json, lambda r: r["socket"])
 
 
 @main.command()

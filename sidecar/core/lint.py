@@ -47,6 +47,14 @@ class Finding:
                 "target": self.target, "relation": self.relation, "line": self.line,
                 "detail": self.detail, "fix": self.fix, "related": list(self.related)}  # fmt: skip
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Finding:
+        """Back from JSON (the CLI renders what the daemon sent)."""
+        sev = _severity(str(d.get("severity")))
+        return cls(str(d["rule"]), sev, str(d["note"]), d.get("target"), d.get("relation"),
+                   int(d.get("line") or 0), str(d.get("detail", "")), str(d.get("fix", "")),
+                   tuple(d.get("related") or ()))  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -147,7 +155,7 @@ def lint(
             continue
         level = config.severities.get(rule.id, rule.severity)
         for hit in rule.check(ctx):
-            if config.excluded(hit.note):
+            if config.excluded(hit.note) or hit.note in ctx.reports:
                 continue
             finding = _grade(rule, hit, level, notes.get(hit.note))
             if finding is not None:
@@ -160,9 +168,12 @@ def _grade(rule: Rule, hit: r.Hit, level: str, note: NoteRecord | None) -> Findi
     level = override or level
     if level == "off":
         return None
-    sev: Severity = "error" if level == "error" else "warning" if level == "warning" else "info"
-    return Finding(rule.id, sev, hit.note, hit.target, hit.relation, hit.line, hit.detail,
+    return Finding(rule.id, _severity(level), hit.note, hit.target, hit.relation, hit.line, hit.detail,
                    hit.fix or rule.fix, hit.related)  # fmt: skip
+
+
+def _severity(level: str) -> Severity:
+    return "error" if level == "error" else "warning" if level == "warning" else "info"
 
 
 def note_override(frontmatter: Mapping[str, Any], rule_id: str) -> str | None:

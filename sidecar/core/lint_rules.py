@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from sidecar.core.anchors import anchor_key, heading_key
 from sidecar.core.facts import (
     STALE_STATUSES,
     Facts,
@@ -22,9 +23,9 @@ from sidecar.core.facts import (
     strongly_connected,
 )
 from sidecar.core.graph import Graph
-from sidecar.core.markdown import slugify
 from sidecar.core.model import Edge, NoteRecord
 from sidecar.core.relations import DEPENDS_ON, LINK, SUPERSEDES, Taxonomy
+from sidecar.core.resolve import Catalog, NoteKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,13 +46,24 @@ class Context:
     taxonomy: Taxonomy
     _anchors: dict[str, frozenset[str]] = field(default_factory=dict)
 
+    @cached_property
+    def reports(self) -> frozenset[str]:
+        """Lint report notes (``sidecar_lint: {report: true}``): their links are not the
+        vault's, so they neither create edges here nor get linted."""
+        return frozenset(p for p, n in self.notes.items() if _is_report(n.frontmatter))
+
     def edges(self) -> Iterator[Edge]:
         for path in sorted(self.graph.out):
-            yield from self.graph.out[path]
+            if path not in self.reports:
+                yield from self.graph.out[path]
 
     @cached_property
     def facts(self) -> Facts:
         return Facts(self.edges(), self.taxonomy)
+
+    @cached_property
+    def catalog(self) -> Catalog:
+        return Catalog.build(NoteKey(n.path, n.aliases, n.note_id) for n in self.notes.values())
 
     @cached_property
     def superseders(self) -> dict[str, list[str]]:
@@ -86,12 +98,14 @@ class Context:
         note = self.notes.get(path)
         if note is None:
             return set()
-        return {_compact(h.slug) for h in note.headings} | {"^" + b.lower() for b in note.block_ids}
+        return {heading_key(h.slug) for h in note.headings} | {
+            "^" + b.lower() for b in note.block_ids
+        }
 
 
-def _compact(text: str) -> str:
-    """Heading key that Obsidian text, GitHub-style and Dendron slugs all reduce to."""
-    return re.sub(r"[\W_]+", "", slugify(text))
+def _is_report(frontmatter: Mapping[str, object]) -> bool:
+    spec = frontmatter.get("sidecar_lint")
+    return isinstance(spec, dict) and spec.get("report") is True
 
 
 def _link(path: str) -> str:
@@ -137,36 +151,33 @@ def self_edge(ctx: Context) -> Iterator[Hit]:
 
 
 def broken_anchor(ctx: Context) -> Iterator[Hit]:
-    for e in ctx.edges():
-        if e.anchor and e.target and e.state in ("valid", "self"):
-            wanted = _anchor_key(e.anchor)
-            if wanted and wanted not in ctx.anchors(e.target):
+    """Over every link as written (the graph keeps one edge per target, so one anchor)."""
+    for path in sorted(ctx.notes):
+        if path in ctx.reports:
+            continue
+        for link in ctx.notes[path].links:
+            if not link.anchor and "#" not in link.label:
+                continue
+            res = ctx.catalog.resolve(link, path)
+            name, anchor = link.target, link.anchor
+            if res.swapped:  # Dendron's label-first [[Label|note#anchor]]
+                name, _, anchor = link.label.partition("#")
+                name = re.sub(r"^dendron://[^/]*/", "", name.strip())
+            wanted = anchor_key(anchor) if anchor else None
+            if not wanted or not res.target or res.state not in ("valid", "self"):
+                continue
+            if wanted not in ctx.anchors(res.target):
                 kind = "block" if wanted.startswith("^") else "heading"
-                yield Hit(e.source, e.line, f"'{e.raw}': {e.target} has no {kind} "
-                          f"'{e.anchor}'", e.target, e.relation)  # fmt: skip
-
-
-_DENDRON_RANGE = re.compile(r"^(.*?)(?:,\d+)?(?::#?.*)?$")
-_IS_RANGE = re.compile(r":#|,\d+(?::|$)")
-
-
-def _anchor_key(anchor: str) -> str | None:
-    """The key to look up, or None when nothing can be checked (``*`` wildcards). Dendron ranges
-    (``start,1:#end``) check their start; Obsidian's ``A#B`` sub-heading paths their last part."""
-    text = anchor.lstrip("#").strip()
-    if _IS_RANGE.search(text):
-        m = _DENDRON_RANGE.match(text)
-        text = m.group(1) if m else text
-    last = text.rstrip("#").rsplit("#", 1)[-1].strip()
-    if last.startswith("^"):
-        return "^" + last[1:].lower()
-    if not last or last == "*":
-        return None
-    return _compact(last) or None
+                yield Hit(path, link.line, f"'{name}#{anchor}': {res.target} has no {kind} "
+                          f"'{anchor}'", res.target, link.relation)  # fmt: skip
 
 
 def orphan(ctx: Context) -> Iterator[Hit]:
-    for path in ctx.graph.orphans():
+    """``Graph.orphans`` but blind to links from lint reports, which link every offender."""
+    linked = {
+        p for e in ctx.edges() if e.state == "valid" and e.target for p in (e.source, e.target)
+    }
+    for path in sorted(set(ctx.notes) - linked - ctx.reports):
         yield Hit(path, 0, "no resolved link in or out")
 
 

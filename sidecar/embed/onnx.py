@@ -8,9 +8,12 @@ with a ``tokenizer.json`` works the same way through ``model_path``/``tokenizer_
 Speed matters only for a cold index (chunks/s on 2 cores), idle cost matters always:
 texts are sorted by length so a batch pads little, the session is built on the first
 ``embed`` so a daemon that never embeds never pays for it, and the thread pools do not spin
-while waiting for work. With ``quantize="dynamic"`` and a ``cache_dir``, a requantised copy
-is run instead (``sidecar.embed.quantize``): faster, but its int8 activation scales depend on
-the whole batch, so it embeds one text per call to keep every vector independent of its batch.
+while waiting for work. With ``quantize="dynamic"`` (the default) and a ``cache_dir`` from
+the caller, a requantised copy runs instead (``sidecar.embed.quantize``): 1.6-2x faster at
+cosine 0.99 to the original. Its int8 activation scales are computed over the whole batch,
+which made a text's vector move by up to 0.02 cosine with its batch-mates, so it embeds one
+text per call: a chunk then gets the same vector at a cold index, on save, and as a query.
+Without a ``cache_dir`` nothing is written and the shipped file runs.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ class OnnxEmbedder:
         max_tokens: int = 256,
         batch_size: int = 32,
         threads: int = 2,
-        quantize: Quantize = "none",
+        quantize: Quantize = "dynamic",
         cache_dir: Path | None = None,
     ) -> None:
         if quantize not in ("none", "dynamic"):
@@ -182,7 +185,9 @@ class OnnxEmbedder:
                 if not {"input_ids", "attention_mask"} <= self._inputs:
                     raise ModelError(f"{path} lacks input_ids/attention_mask: {set(self._inputs)}")
                 outputs = [o.name for o in session.get_outputs()]
-                self._output = "sentence_embedding" if "sentence_embedding" in outputs else outputs[0]
+                self._output = (
+                    "sentence_embedding" if "sentence_embedding" in outputs else outputs[0]
+                )
                 self._session = session
             return self._session
 

@@ -40,6 +40,7 @@ class Services:
     clock: Clock = utcnow
     meta: dict[str, Any] = field(default_factory=dict)
     progress: Progress | None = None  # set by an interactive caller to draw a progress bar
+    runtime: dict[str, Any] | None = None  # the daemon's own facts, shown by index.status
 
     @classmethod
     def open(
@@ -81,6 +82,10 @@ class Services:
         return report
 
     def status(self) -> dict[str, Any]:
+        with self.state.lock:
+            return self._status()
+
+    def _status(self) -> dict[str, Any]:
         notes = self.state.notes
         return {
             "vault": str(self.vault.root),
@@ -97,6 +102,7 @@ class Services:
                 for p, n in sorted(notes.items())
                 if n.frontmatter_error
             ],
+            "daemon": dict(self.runtime) if self.runtime is not None else None,
         }
 
     def close(self) -> None:

@@ -8,14 +8,29 @@ matches, so a typo gets a useful answer.
 from __future__ import annotations
 
 import difflib
+import functools
 import posixpath
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sidecar.core.graph import Step
 from sidecar.core.model import Edge, LinkRef
 from sidecar.errors import NoteNotFound, PathOutsideVault, UsageError
 from sidecar.services.state import IndexState
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def locked(fn: F) -> F:
+    """Run a query under the state lock, so it never sees a half-applied batch."""
+
+    @functools.wraps(fn)
+    def wrapper(self: GraphQueries, *args: Any, **kwargs: Any) -> Any:
+        with self.state.lock:
+            return fn(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 class GraphQueries:
@@ -72,6 +87,7 @@ class GraphQueries:
 
     # -- queries ------------------------------------------------------------------------------
 
+    @locked
     def links(self, note: str, depth: int = 1) -> dict[str, Any]:
         path = self.note(note)
         g = self.state.graph
@@ -84,18 +100,22 @@ class GraphQueries:
             out["neighbors"] = [_step(s) for s in g.neighbors(path, depth)[1:]]
         return out
 
+    @locked
     def backlinks(self, note: str) -> dict[str, Any]:
         path = self.note(note)
         return {"path": path, "backlinks": [_incoming(e) for e in self.state.graph.incoming(path)]}
 
+    @locked
     def orphans(self) -> dict[str, Any]:
         return {"orphans": self.state.graph.orphans()}
 
+    @locked
     def neighbors(self, note: str, depth: int = 1) -> dict[str, Any]:
         path = self.note(note)
         steps = self.state.graph.neighbors(path, depth)
         return {"root": path, "depth": depth, "nodes": [_step(s) for s in steps[1:]]}
 
+    @locked
     def path(self, source: str, target: str) -> dict[str, Any]:
         a, b = self.note(source), self.note(target)
         steps = self.state.graph.shortest_path(a, b)
@@ -107,13 +127,16 @@ class GraphQueries:
             "path": [_step(s) for s in steps] if steps else [],
         }
 
+    @locked
     def hubs(self, limit: int = 20) -> dict[str, Any]:
         rows = self.state.graph.hubs(limit)
         return {"hubs": [{"path": p, "incoming": i, "outgoing": o} for p, i, o in rows]}
 
+    @locked
     def dangling(self) -> dict[str, Any]:
         return {"dangling": [_dangling(e) for e in self.state.graph.dangling()]}
 
+    @locked
     def export(self) -> dict[str, Any]:
         notes = self.state.notes
         return {

@@ -72,29 +72,35 @@ class Indexer:
         report = IndexReport()
         scope_set = frozenset(scope) if scope is not None else None
         disk = self._disk(scope_set)
-        indexed = {
-            p: Indexed(n.mtime_ns, n.size, n.content_hash) for p, n in self.state.notes.items()
-        }
+        with self.state.lock:
+            indexed = {
+                p: Indexed(n.mtime_ns, n.size, n.content_hash) for p, n in self.state.notes.items()
+            }
         cand = candidates(disk, indexed, full=full, scope=scope_set)
         files: dict[str, NoteFile] = {}
         gone = list(cand.gone)
+        failures = dict(self.failures)
         for path in cand.to_read:
             f = self.vault.read(path)
             if f.data is None or f.text is None:
                 report.errors.append({"path": path, "error": f.error or "unreadable"})
-                self.failures[path] = f.error or "unreadable"
+                failures[path] = f.error or "unreadable"
                 if path in indexed:
                     gone.append(path)
                 continue
-            self.failures.pop(path, None)
+            failures.pop(path, None)
             files[path] = f
         for path in cand.gone:
-            self.failures.pop(path, None)
+            failures.pop(path, None)
+        if scope is None:  # a full scan also forgets failures of files no longer there
+            failures = {p: e for p, e in failures.items() if p in disk}
+        self.failures = failures  # swapped whole: readers never see it half-updated
         hashes = {p: content_hash(f.data) for p, f in files.items() if f.data is not None}
         plan = classify(hashes, indexed, tuple(sorted(set(gone))), full=full)
         parsed = self._parse(plan.parse, files, hashes, progress)
         records = [self._record(note, files[note.path]) for note in parsed]
-        records += [self._touched(self.state.notes[p], files[p]) for p in plan.touch]
+        with self.state.lock:
+            records += [self._touched(self.state.notes[p], files[p]) for p in plan.touch]
         self._write(parsed, records, plan.delete)
         for note in parsed:
             if note.frontmatter_error:
@@ -108,9 +114,10 @@ class Indexer:
         report.deleted_paths = list(plan.delete)
         report.renamed = len(plan.renames)
         report.touched = len(plan.touch)
-        report.notes = len(self.state.notes)
-        report.chunks = sum(n.chunk_count for n in self.state.notes.values())
-        report.links = self.state.link_stats()
+        with self.state.lock:
+            report.notes = len(self.state.notes)
+            report.chunks = sum(n.chunk_count for n in self.state.notes.values())
+            report.links = self.state.link_stats()
         report.edges = report.links["total"] - report.links["self"]
         report.seconds = time.perf_counter() - started
         return report
@@ -166,6 +173,7 @@ class Indexer:
         vectors = self.store.chunk_vectors(paths + deletes)
         self.store.delete_notes(deletes)
         self.store.put_chunks(paths, (c for n in parsed for c in n.chunks), vectors)
-        changed_edges = self.state.apply(records, deletes)
+        with self.state.lock:
+            changed_edges = self.state.apply(records, deletes)
         self.store.put_edges(list(changed_edges), (e for es in changed_edges.values() for e in es))
         self.store.put_notes(records)

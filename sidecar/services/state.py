@@ -7,6 +7,7 @@ new note can fix another note's broken link; a deleted one can break it), not th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 
 from sidecar.core.graph import Graph
@@ -19,7 +20,12 @@ def note_key(note: NoteRecord) -> NoteKey:
 
 
 class IndexState:
+    """``lock`` guards every read and write of the in-memory structures: the daemon's writer
+    holds it only while applying a batch (microseconds to milliseconds), never while parsing,
+    embedding or writing LanceDB, so queries do not wait for indexing."""
+
     def __init__(self, notes: dict[str, NoteRecord], edges: Iterable[Edge]) -> None:
+        self.lock = threading.RLock()
         self.notes = notes
         self.catalog = Catalog.build(note_key(n) for n in notes.values())
         self.graph = Graph(notes.keys(), edges)

@@ -1,0 +1,29 @@
+"""The machine and versions a benchmark ran on, as a Markdown line."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+from importlib import metadata
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def describe() -> str:
+    versions = ", ".join(
+        f"{name} {metadata.version(name)}" for name in ("lancedb", "onnxruntime", "numpy")
+    )
+    return (
+        f"{dt.date.today().isoformat()} · {os.cpu_count()} cores · {cpu_model()} · "
+        f"Python {platform.python_version()} · {versions}"
+    )

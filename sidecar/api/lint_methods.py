@@ -1,0 +1,97 @@
+"""Graph lint methods: ``lint.run`` (findings, optionally rendered) and ``lint.fix``.
+
+The taxonomy and rule config come from the settings of the open vault (``[relations]`` and
+``[lint]`` in config.toml) when the composition root put them on ``services``; with no settings
+the defaults apply, so the methods work in tests and before the config exists.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from sidecar.api.registry import Method, Params
+from sidecar.core.lint import LintConfig, at_or_above
+from sidecar.core.lint_format import render
+from sidecar.core.relations import Taxonomy
+from sidecar.errors import UsageError
+from sidecar.services.lint import apply_fixes, plan_fixes, run_lint
+
+if TYPE_CHECKING:
+    from sidecar.services.context import Services
+
+Format = Literal["json", "text", "sarif", "markdown"]
+Level = Literal["error", "warning", "info", "never"]
+
+
+class LintParams(Params):
+    format: Format = Field("json", description="Also return the report rendered as this format.")
+    fail_on: Level = Field("error", description="Severity at or above which `failed` is true.")
+    rules: list[str] | None = Field(None, description="Run only these rule ids.")
+    uri_prefix: str = Field("", description="SARIF: the vault's path inside the repository.")
+
+
+class FixParams(Params):
+    rule: str = Field("missing_inverse", description="The rule whose findings to fix.")
+    write: bool = Field(False, description="Write the notes; otherwise only return the diffs.")
+
+
+def setup(services: Services, rules: list[str] | None = None) -> tuple[Taxonomy, LintConfig]:
+    """Taxonomy and rule config from ``services.settings`` (if any), validated here."""
+    values: Any = getattr(getattr(services, "settings", None), "values", {})
+    try:
+        taxonomy = Taxonomy.from_config(
+            dict(values.get("relations.pairs", {})),
+            list(values.get("relations.symmetric", [])),
+            list(values.get("relations.known", [])),
+        )
+        config = LintConfig.build(
+            dict(values.get("lint.severity", {})), rules, list(values.get("lint.exclude", []))
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return taxonomy, config
+
+
+def run(services: Services, p: LintParams) -> dict[str, Any]:
+    taxonomy, config = setup(services, p.rules)
+    report = run_lint(services.state, taxonomy, config)
+    out = report.to_dict()
+    out["failed"] = at_or_above(report.findings, p.fail_on)
+    if p.format != "json":
+        out["rendered"] = render(p.format, report.findings, report.summary,
+                                 uri_prefix=p.uri_prefix)  # fmt: skip
+    return out
+
+
+def fix(services: Services, p: FixParams) -> dict[str, Any]:
+    taxonomy, config = setup(services, [p.rule])
+    report = run_lint(services.state, taxonomy, config)
+    root = services.vault.root
+    try:
+        plan = plan_fixes(services.state, root, report.findings, p.rule)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    written: list[str] = []
+    if p.write and plan.fixes:
+        written = apply_fixes(root, plan.fixes)
+        services.reindex(paths=written)
+    return {
+        "rule": p.rule,
+        "fixes": [
+            {"path": f.path, "diff": f.diff, "findings": len(f.findings)} for f in plan.fixes
+        ],
+        "skipped": plan.skipped,
+        "written": bool(written),
+        "written_paths": written,
+    }
+
+
+METHODS = [
+    Method("lint.run", LintParams, run,
+           "Graph lint: findings with rule, severity, note, line and fix hint."),
+    Method("lint.fix", FixParams, fix,
+           "Plan (or with write, apply) the safe frontmatter fixes for one lint rule.",
+           read_only=False),
+]  # fmt: skip

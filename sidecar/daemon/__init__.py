@@ -1,0 +1,1 @@
+"""The long-running process: watcher, single writer, scheduler and socket, wired together."""

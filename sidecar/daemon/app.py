@@ -1,0 +1,206 @@
+"""``sidecar serve``: the composition root of the daemon.
+
+Queries run on worker threads under the state lock and answer from memory; anything that writes
+goes through the single ``Writer``. The watcher feeds a per-path debouncer; due paths become one
+reindex job; the job's changes go out as ``index.changed`` to subscribers. APScheduler runs the
+periodic reconcile, idle compaction and a health check that notices a vault folder vanishing
+and coming back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from sidecar.api import Registry
+from sidecar.config import Settings
+from sidecar.daemon.debounce import Debouncer
+from sidecar.daemon.notify import sd_notify
+from sidecar.daemon.watcher import VaultWatcher
+from sidecar.daemon.writer import Writer
+from sidecar.errors import SidecarError
+from sidecar.services.context import Services
+from sidecar.services.indexer import IndexReport
+from sidecar.transports.unix import RpcServer, default_socket_path
+
+_log = logging.getLogger("sidecar.daemon")
+
+
+def socket_path_for(settings: Settings) -> Path:
+    configured = str(settings["daemon.socket_path"])
+    if configured:
+        return Path(configured).expanduser()
+    return default_socket_path(settings.vault_id, settings.data_dir)
+
+
+class Daemon:
+    def __init__(self, settings: Settings, services: Services, registry: Registry) -> None:
+        self.settings = settings
+        self.services = services
+        self.registry = registry
+        self.socket_path = socket_path_for(settings)
+        self.debouncer = Debouncer(int(settings["watch.debounce_ms"]) / 1000, time.monotonic)
+        self.writer = Writer()
+        self.server = RpcServer(self.socket_path, self.dispatch)
+        self.watcher = VaultWatcher(services.vault.root, self._on_path, self._on_dir)
+        self.scheduler = AsyncIOScheduler()
+        self._stop = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.started = time.time()
+        services.runtime = {"pid": os.getpid(), "socket": str(self.socket_path), "watching": False,
+                            "ready": False}  # fmt: skip
+
+    # -- requests ---------------------------------------------------------------------------
+
+    async def dispatch(self, method: str, params: dict[str, Any]) -> Any:
+        spec, model = self.registry.validate(method, params)
+        if spec.read_only:
+            return await asyncio.to_thread(spec.handler, self.services, model)
+        result = await self.writer.submit(lambda: spec.handler(self.services, model))
+        if method == "index.reindex":
+            await self._announce(result)
+        return result
+
+    async def _announce(self, report: dict[str, Any] | IndexReport) -> None:
+        r = report.to_dict() if isinstance(report, IndexReport) else report
+        if r.get("changed_paths") or r.get("deleted_paths"):
+            await self.server.notify(
+                "index.changed",
+                {"paths": r["changed_paths"], "deleted": r["deleted_paths"], "notes": r["notes"]},
+            )
+
+    # -- watching ---------------------------------------------------------------------------
+
+    def _on_path(self, rel: str) -> None:  # watchdog's thread
+        if self._loop is not None and self.services.vault.is_note(rel):
+            self._loop.call_soon_threadsafe(self._touch, rel)
+
+    def _on_dir(self) -> None:  # watchdog's thread
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._touch, None)
+
+    def _touch(self, rel: str | None) -> None:
+        if rel is None:
+            self.debouncer.request_rescan()
+        else:
+            self.debouncer.add(rel)
+        self._wake.set()
+
+    async def _flush_loop(self) -> None:
+        while not self._stop.is_set():
+            delay = self.debouncer.next_due()
+            self._wake.clear()
+            if delay is None or delay > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=delay)
+                continue
+            paths, rescan = self.debouncer.take_due()
+            if paths or rescan:
+                await self._reindex(None if rescan else paths)
+
+    async def _reindex(self, paths: list[str] | None) -> None:
+        try:
+            report = await self.writer.submit(lambda: self.services.reindex(paths=paths))
+        except SidecarError as exc:
+            _log.warning("reindex skipped: %s", exc.message)
+            return
+        except Exception:
+            _log.exception("reindex failed; the daemon keeps serving")
+            return
+        for err in report.errors:
+            _log.warning("%s: %s", err["path"], err["error"])
+        await self._announce(report)
+
+    # -- periodic jobs ----------------------------------------------------------------------
+
+    async def _startup_reconcile(self) -> None:
+        """Catch up with everything that changed while no daemon ran; then say ``ready``."""
+        await self._reindex(None)
+        assert self.services.runtime is not None
+        self.services.runtime["ready"] = True
+        _log.info("index up to date: %d notes", len(self.services.state.notes))
+
+    async def _health(self) -> None:
+        present = self.services.vault.root.is_dir()
+        if present and not self.watcher.alive:
+            _log.info("watching %s", self.services.vault.root)
+            was_watching = self.services.runtime is not None and self.services.runtime["ready"]
+            self.watcher.start()
+            if was_watching:
+                self._touch(None)  # the folder came back: reconcile
+        elif not present and self.watcher.alive:
+            _log.warning("vault folder vanished: %s; waiting for it", self.services.vault.root)
+            self.watcher.stop()
+        assert self.services.runtime is not None
+        self.services.runtime.update(watching=self.watcher.alive, queue=self.writer.pending)
+
+    async def _compact(self) -> None:
+        idle = time.monotonic() - self.writer.last_write
+        limit = int(self.settings["daemon.compact_idle_seconds"])
+        if self.writer.writes_since_compact and idle >= limit and not self.writer.busy:
+            await self.writer.submit(self.services.store.optimize, counts_as_write=False)
+            self.writer.writes_since_compact = 0
+
+    def _schedule(self) -> None:
+        self.scheduler.add_job(self._health, "interval", seconds=5, id="health")
+        self.scheduler.add_job(self._compact, "interval", seconds=30, id="compact")
+        minutes = int(self.settings["watch.rescan_minutes"])
+        if minutes > 0:
+            self.scheduler.add_job(
+                self._touch, "interval", minutes=minutes, args=[None], id="rescan"
+            )
+        self.scheduler.start()
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    def reload(self) -> None:
+        """SIGHUP: re-read the settings that can change without a restart."""
+        from sidecar.config import load_settings
+
+        try:
+            fresh = load_settings(self.settings.vault, os.environ)
+        except SidecarError as exc:
+            _log.warning("config not reloaded: %s", exc.message)
+            return
+        self.settings = fresh
+        self.debouncer.delay = int(fresh["watch.debounce_ms"]) / 1000
+        _log.info("config reloaded (debounce %s ms)", fresh["watch.debounce_ms"])
+
+    async def run(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self._loop.add_signal_handler(sig, self.request_stop)
+        self._loop.add_signal_handler(signal.SIGHUP, self.reload)
+        await self.server.start()
+        self.writer.start()
+        await self._health()  # starts the watcher before the reconcile, so no save is missed
+        self._schedule()
+        self._loop.create_task(self._startup_reconcile(), name="sidecar-reconcile")
+        flusher = self._loop.create_task(self._flush_loop(), name="sidecar-flush")
+        _log.info("serving %s on %s", self.services.vault.root, self.socket_path)
+        sd_notify("READY=1")
+        try:
+            await self._stop.wait()
+        finally:
+            sd_notify("STOPPING=1")
+            _log.info("stopping: draining the write queue")
+            self.scheduler.shutdown(wait=False)
+            self.watcher.stop()
+            await flusher
+            await self.writer.drain_and_stop()
+            await self.server.stop()
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                self._loop.remove_signal_handler(sig)

@@ -1,0 +1,94 @@
+"""Start the real daemon as a subprocess on a vault, wait until its socket answers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from sidecar.transports.unix import RpcClient, is_serving
+
+
+@dataclass
+class RunningDaemon:
+    proc: subprocess.Popen[bytes]
+    socket: Path
+    env: dict[str, str]
+    vault: Path
+    log: Path
+
+    def log_text(self) -> str:
+        return self.log.read_text("utf-8", "replace")
+
+    def client(self, timeout: float | None = 30.0) -> RpcClient:
+        return RpcClient(self.socket, timeout=timeout)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout=timeout)
+
+
+def daemon_env(state: Path, debounce_ms: int = 100) -> dict[str, str]:
+    runtime = state / "run"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    return {
+        **os.environ,
+        "SIDECAR_DATA_DIR": str(state / "data"),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "SIDECAR_WATCH_DEBOUNCE_MS": str(debounce_ms),
+    }
+
+
+def start(vault: Path, env: dict[str, str], *, wait: float = 60) -> RunningDaemon:
+    """Logs go to a file beside the vault: a pipe nobody reads would block a chatty daemon."""
+    log = Path(env["XDG_RUNTIME_DIR"]).parent / f"daemon-{time.monotonic_ns()}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sidecar", "serve", "--vault", str(vault)],
+            env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    where = subprocess.run(
+        [sys.executable, "-m", "sidecar", "where", "--vault", str(vault)],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    socket = Path(where)
+    deadline = time.monotonic() + wait
+    while not is_serving(socket):
+        if proc.poll() is not None:
+            raise RuntimeError(f"daemon exited {proc.returncode}: {log.read_text()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError("daemon did not start in time")
+        time.sleep(0.05)
+    d = RunningDaemon(proc, socket, env, vault, log)
+    with d.client() as c:  # serving already; wait for the start-up reconcile to finish
+        while not c.call("index.status")["daemon"]["ready"]:
+            if time.monotonic() > deadline:
+                raise RuntimeError("daemon did not finish its start-up reconcile in time")
+            time.sleep(0.05)
+    return d
+
+
+@contextmanager
+def running(source: Path, *, debounce_ms: int = 100) -> Iterator[RunningDaemon]:
+    """A copy of ``source`` served by a real daemon; short paths keep the socket under 104 bytes."""
+    state = Path(tempfile.mkdtemp(dir="/tmp", prefix="sct"))
+    vault = state / "vault"
+    shutil.copytree(source, vault)
+    d = start(vault, daemon_env(state, debounce_ms))
+    try:
+        yield d
+    finally:
+        if d.proc.poll() is None:
+            d.proc.kill()
+            d.proc.wait(timeout=10)
+        shutil.rmtree(state, ignore_errors=True)

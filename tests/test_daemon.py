@@ -1,0 +1,196 @@
+"""The real daemon on a copy of a real corpus: edits as editors make them, seen over the socket."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.errors import NoteNotFound, UsageError
+from tests.conftest import EXAMPLE_VAULT, corpus
+from tests.daemon_harness import RunningDaemon, running, start
+
+
+@pytest.fixture
+def tasks_daemon() -> Iterator[RunningDaemon]:
+    with running(corpus("obsidian-tasks-docs")) as d:
+        yield d
+
+
+def wait_changed(events: Iterator[tuple[str, dict[str, Any]]], path: str) -> dict[str, Any]:
+    for name, params in events:
+        if name == "index.changed" and (path in params["paths"] or path in params["deleted"]):
+            return params
+    raise AssertionError(f"no index.changed for {path}")
+
+
+def sources(d: RunningDaemon, note: str) -> set[str]:
+    with d.client() as c:
+        return {b["source"] for b in c.call("note.backlinks", {"note": note})["backlinks"]}
+
+
+def test_editor_saves_renames_moves_and_deletes(tasks_daemon: RunningDaemon) -> None:
+    d, vault = tasks_daemon, tasks_daemon.vault
+    with d.client() as sub:
+        events = sub.subscribe(["index.changed"], timeout=20)
+        # atomic save: write a temp file, rename it onto a new note
+        tmp = vault / ".new-note.md.tmp"
+        tmp.write_text("# New\n\nSee [[Filters]] for details.\n", "utf-8")
+        os.replace(tmp, vault / "New note.md")
+        assert wait_changed(events, "New note.md")["paths"] == ["New note.md"]
+        assert "New note.md" in sources(d, "Filters")
+        # in-place save
+        with (vault / "New note.md").open("w", encoding="utf-8") as fh:
+            fh.write("# New\n\nNow about [[Dates]] instead.\n")
+        wait_changed(events, "New note.md")
+        assert "New note.md" not in sources(d, "Filters")
+        assert "New note.md" in sources(d, "Dates")
+        # rename
+        os.rename(vault / "New note.md", vault / "Renamed note.md")
+        changed = wait_changed(events, "Renamed note.md")
+        if "New note.md" not in changed["deleted"]:
+            wait_changed(events, "New note.md")
+        assert "Renamed note.md" in sources(d, "Dates")
+        assert "New note.md" not in sources(d, "Dates")
+        # move a folder holding notes
+        os.rename(vault / "Queries", vault / "Searching")
+        wait_changed(events, "Searching/Filters.md")
+        with d.client() as c:
+            assert c.call("note.links", {"note": "Searching/Filters.md"})["path"] == (
+                "Searching/Filters.md"
+            )
+            nodes = {n["path"] for n in c.call("graph.export")["nodes"]}
+            assert "Searching/Filters.md" in nodes
+            assert not any(p.startswith("Queries/") for p in nodes)
+            with pytest.raises(NoteNotFound):
+                c.call("note.links", {"note": "Queries/No such note.md"})
+        # delete
+        (vault / "Renamed note.md").unlink()
+        assert "Renamed note.md" in wait_changed(events, "Renamed note.md")["deleted"]
+        assert "Renamed note.md" not in sources(d, "Dates")
+
+
+def test_concurrent_clients_while_notes_change(tasks_daemon: RunningDaemon) -> None:
+    errors: list[BaseException] = []
+    counts: list[int] = []
+
+    def reader() -> None:
+        try:
+            with tasks_daemon.client() as c:
+                for _ in range(50):
+                    counts.append(len(c.call("note.backlinks", {"note": "Filters"})["backlinks"]))
+                    c.call("graph.neighbors", {"note": "Dates", "depth": 2})
+        except BaseException as exc:  # collected and re-raised on the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(10)]
+    for t in threads:
+        t.start()
+    for i in range(10):
+        (tasks_daemon.vault / f"burst {i}.md").write_text(f"[[Filters]] {i}\n", "utf-8")
+        time.sleep(0.02)
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+    assert len(counts) == 500 and min(counts) > 0
+
+
+def test_malformed_messages_get_errors_and_the_connection_lives(
+    tasks_daemon: RunningDaemon,
+) -> None:
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(tasks_daemon.socket))
+        reader = s.makefile("r", encoding="utf-8")
+        s.sendall(b"this is not json\n")
+        assert json.loads(reader.readline())["error"]["code"] == -32700
+        s.sendall(b'{"jsonrpc": "2.0", "id": 1, "method": "note.links", "params": [1]}\n')
+        assert json.loads(reader.readline())["error"]["code"] == -32602
+        s.sendall(b'{"jsonrpc": "2.0", "id": 2, "method": "note.links", "params": {"x": 1}}\n')
+        assert json.loads(reader.readline())["error"]["code"] == -32602
+        s.sendall(b'{"jsonrpc": "2.0", "id": 3, "method": "nope"}\n')
+        assert json.loads(reader.readline())["error"]["code"] == -32601
+        s.sendall(b'{"jsonrpc": "2.0", "id": 4, "method": "index.status"}\n')
+        assert json.loads(reader.readline())["result"]["notes"] == 118
+    with tasks_daemon.client() as c, pytest.raises(UsageError):
+        c.call("note.links", {"note": "Filters", "depth": 7})
+
+
+def test_second_daemon_refuses_and_sigterm_exits_cleanly(tmp_path: Path) -> None:
+    with running(EXAMPLE_VAULT) as d:
+        second = subprocess.run(
+            [sys.executable, "-m", "sidecar", "serve", "--vault", str(d.vault)],
+            env=d.env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert second.returncode == 1
+        assert "already serving" in second.stderr
+        with d.client() as c:
+            assert c.call("index.status")["notes"] == 10  # the first one is unharmed
+        assert d.stop(signal.SIGTERM) == 0
+        assert not d.socket.exists()
+
+
+def test_cli_goes_through_the_socket_when_a_daemon_runs() -> None:
+    with running(EXAMPLE_VAULT) as d:
+        r = subprocess.run(
+            [sys.executable, "-m", "sidecar", "status", "--json", "--vault", str(d.vault)],
+            env=d.env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        status = json.loads(r.stdout)
+        assert status["daemon"]["pid"] == d.proc.pid  # answered by the daemon, not in-process
+
+
+def test_kill_9_mid_index_then_restart_repairs(tmp_path: Path) -> None:
+    with running(corpus("dendron-site")) as d:
+        with d.client(timeout=None) as c:
+            assert c.call("index.reindex", {})["notes"] == 1012
+        # start a full re-parse and kill the daemon while it writes
+        threading.Thread(target=_call_quietly, args=(d, "index.reindex", {"full": True})).start()
+        time.sleep(0.4)
+        d.proc.kill()
+        d.proc.wait(timeout=10)
+        # edit while it is down: the restart must notice
+        (d.vault / "written-while-down.md").write_text("[[dendron.topic.lookup]]\n", "utf-8")
+        d2 = start(d.vault, d.env)
+        try:
+            with d2.client(timeout=None) as c:
+                c.call("index.reindex", {})
+                status = c.call("index.status")
+                assert status["notes"] == 1013
+                back = c.call("note.backlinks", {"note": "dendron.topic.lookup"})["backlinks"]
+                assert "written-while-down.md" in {b["source"] for b in back}
+                exported = c.call("graph.export")
+        finally:
+            d2.stop()
+        assert exported == _fresh_export(d.vault)
+
+
+def _call_quietly(d: RunningDaemon, method: str, params: dict[str, Any]) -> None:
+    try:
+        with d.client(timeout=None) as c:
+            c.call(method, params)
+    except Exception:  # the daemon is killed under this call on purpose
+        return
+
+
+def _fresh_export(vault: Path) -> dict[str, Any]:
+    import tempfile
+
+    from sidecar.services.context import Services
+
+    with tempfile.TemporaryDirectory() as tmp:
+        s = Services.open(vault, Path(tmp))
+        try:
+            s.reindex()
+            return s.graph.export()
+        finally:
+            s.close()
