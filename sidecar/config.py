@@ -41,6 +41,12 @@ SETTINGS: tuple[Setting, ...] = (
             "disk (inotify can overflow silently); 0 turns it off."),
     Setting("daemon.compact_idle_seconds", 60, "Compact the index after this long without writes."),
     Setting("daemon.socket_path", "", "Unix socket path; empty means $XDG_RUNTIME_DIR/sidecar/."),
+    Setting("lint.severity", {}, "Per rule: error, warning, info or off, e.g. {orphan = \"off\"}."),
+    Setting("lint.exclude", [], "Note path globs or prefixes never reported, e.g. [\"Templates/\"]."),
+    Setting("relations.pairs", {}, "Extra typed relations: forward = inverse, e.g. "
+            "{blocks = \"blocked_by\"}."),
+    Setting("relations.symmetric", [], "Extra symmetric relations."),
+    Setting("relations.known", [], "Link-valued frontmatter keys that are not typed relations."),
 )  # fmt: skip
 
 _DEFAULTS = {s.key: s.default for s in SETTINGS}
@@ -66,6 +72,12 @@ class Settings:
             return Path(configured).expanduser()
         base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
         return Path(base) / "sidecar" / self.vault_id
+
+
+def model_cache_dir(env: Mapping[str, str]) -> Path:
+    """Shared by every vault: derived model files (the requantised ONNX model)."""
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "sidecar" / "models"
 
 
 def find_vault(explicit: str | None, env: Mapping[str, str], cwd: Path) -> Path:
@@ -124,7 +136,13 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
         raw = env.get("SIDECAR_" + key.replace(".", "_").upper())
         if raw is None:
             continue
-        if isinstance(default, list):
+        if isinstance(default, dict):
+            try:
+                table = tomllib.loads(f"v = {raw}")["v"]
+            except tomllib.TOMLDecodeError as exc:
+                raise UsageError(f"SIDECAR_{key.upper()} must be an inline TOML table") from exc
+            out[key] = table
+        elif isinstance(default, list):
             out[key] = [p for p in raw.split(",") if p]
         elif isinstance(default, int):
             try:
@@ -166,4 +184,6 @@ def _toml(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + "}"
     return str(value)

@@ -37,7 +37,9 @@ class RunningDaemon:
         return self.proc.wait(timeout=timeout)
 
 
-def daemon_env(state: Path, debounce_ms: int = 100) -> dict[str, str]:
+def daemon_env(state: Path, debounce_ms: int = 100, model: str = "tiny") -> dict[str, str]:
+    """``model``: the tiny hashing embedder keeps CPU free for the test; pass "minilm" for the
+    real model."""
     runtime = state / "run"
     runtime.mkdir(mode=0o700, exist_ok=True)
     return {
@@ -45,6 +47,8 @@ def daemon_env(state: Path, debounce_ms: int = 100) -> dict[str, str]:
         "SIDECAR_DATA_DIR": str(state / "data"),
         "XDG_RUNTIME_DIR": str(runtime),
         "SIDECAR_WATCH_DEBOUNCE_MS": str(debounce_ms),
+        "SIDECAR_EMBED_MODEL": model,
+        "XDG_CACHE_HOME": str(Path(tempfile.gettempdir()) / "sidecar-test-cache"),
     }
 
 
@@ -79,12 +83,14 @@ def start(vault: Path, env: dict[str, str], *, wait: float = 60) -> RunningDaemo
 
 
 @contextmanager
-def running(source: Path, *, debounce_ms: int = 100) -> Iterator[RunningDaemon]:
+def running(
+    source: Path, *, debounce_ms: int = 100, model: str = "tiny"
+) -> Iterator[RunningDaemon]:
     """A copy of ``source`` served by a real daemon; short paths keep the socket under 104 bytes."""
     state = Path(tempfile.mkdtemp(dir="/tmp", prefix="sct"))
     vault = state / "vault"
     shutil.copytree(source, vault)
-    d = start(vault, daemon_env(state, debounce_ms))
+    d = start(vault, daemon_env(state, debounce_ms, model))
     try:
         yield d
     finally:

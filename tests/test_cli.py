@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -103,8 +104,9 @@ def test_init_writes_every_setting_commented(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     text = (root / ".sidecar" / "config.toml").read_text("utf-8")
     assert tomllib.loads(text) == {s.key.split(".")[0]: {} for s in SETTINGS}
+    keys = re.compile(r"^# [a-z_]+ = |^\[")
     uncommented = tomllib.loads("\n".join(line.removeprefix("# ") for line in text.splitlines()
-                                          if " = " in line or line.startswith("[")))  # fmt: skip
+                                          if keys.match(line)))  # fmt: skip
     flat = {f"{sec}.{k}": v for sec, table in uncommented.items() for k, v in table.items()}
     assert flat == {s.key: s.default for s in SETTINGS}
     assert sidecar("init", "--vault", str(root)).returncode == 0  # idempotent, keeps the file

@@ -91,3 +91,10 @@ def test_catalog_remove_undoes_add() -> None:
     assert cat.resolve(wl("Readme"), "Home.md").target == "projects/Readme.md"
     cat.remove(NoteKey("Home.md", ("Start",)))
     assert cat.resolve(wl("Start"), "x.md").state == "broken"
+
+
+def test_a_dotted_name_ending_like_an_extension_is_still_a_name() -> None:
+    cat = Catalog.build([NoteKey("dendron.topic.md"), NoteKey("dendron.topic.markdown.md")])
+    r = cat.resolve(wl("dendron.topic.markdown"), "x.md")
+    assert (r.target, r.state) == ("dendron.topic.markdown.md", "valid")
+    assert cat.resolve(wl("dendron.topic"), "x.md").target == "dendron.topic.md"

@@ -13,6 +13,7 @@ from sidecar.services.context import Services
 class ReindexParams(Params):
     full: bool = Field(False, description="Re-parse every note, not only changed ones.")
     paths: list[str] | None = Field(None, description="Only these vault-relative paths.")
+    embed: bool = Field(True, description="Also compute vectors for new and changed chunks.")
 
 
 class NoParams(Params):
@@ -20,7 +21,10 @@ class NoParams(Params):
 
 
 def reindex(services: Services, p: ReindexParams) -> dict[str, Any]:
-    return services.reindex(full=p.full, paths=p.paths).to_dict()
+    report = services.reindex(full=p.full, paths=p.paths)
+    if p.embed:
+        report.embedded = services.embed_stage.run(progress=services.progress)
+    return report.to_dict()
 
 
 def status(services: Services, p: NoParams) -> dict[str, Any]:

@@ -35,6 +35,7 @@ class Method:
     handler: Handler
     summary: str
     read_only: bool = True
+    needs_vectors: bool = False  # answers better once pending chunks are embedded
 
 
 class Registry:
@@ -74,6 +75,13 @@ class Registry:
 
 
 def build_registry() -> Registry:
-    from sidecar.api import graph_methods, index_methods
+    from sidecar.api import graph_methods, index_methods, lint_methods, search_methods
 
-    return Registry([*index_methods.METHODS, *graph_methods.METHODS])
+    return Registry(
+        [
+            *index_methods.METHODS,
+            *graph_methods.METHODS,
+            *search_methods.METHODS,
+            *lint_methods.METHODS,
+        ]
+    )

@@ -3,14 +3,16 @@ in-process ``Services`` holding the writer lock for the command's lifetime."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any, Protocol
 
 from sidecar.api import Registry, build_registry
-from sidecar.config import Settings
+from sidecar.config import Settings, model_cache_dir
 from sidecar.core.chunks import ChunkOptions
 from sidecar.daemon.app import socket_path_for
+from sidecar.embed import load_embedder
 from sidecar.errors import DaemonUnreachable
 from sidecar.services.context import Services
 from sidecar.transports.unix import RpcClient, is_serving
@@ -51,10 +53,16 @@ class InProcessClient:
         return self._services
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        self.registry.get(method)  # an unknown method fails before any work
+        spec = self.registry.get(method)  # an unknown method fails before any work
         if not self._fresh and not method.startswith("index."):
             self.services.reindex()
             self._fresh = True
+        if spec.needs_vectors and (params or {}).get("mode") != "lexical":
+            pending = self.services.store.count_pending()
+            if pending > 1000:
+                sys.stderr.write(f"embedding {pending} chunks first (the daemon does this in "
+                                 "the background; `sidecar index` does it up front)\n")  # fmt: skip
+            self.services.embed_stage.run(progress=self.services.progress)
         return self.registry.call(self.services, method, params)
 
     def close(self) -> None:
@@ -64,13 +72,22 @@ class InProcessClient:
 
 
 def open_services(s: Settings) -> Services:
-    return Services.open(
+    embedder = load_embedder(
+        str(s["embed.model"]),
+        batch_size=int(s["embed.batch_size"]),
+        threads=int(s["embed.threads"]),
+        cache_dir=model_cache_dir(os.environ),
+    )
+    services = Services.open(
         s.vault,
         s.data_dir,
         ignore=list(s["index.ignore"]),
         max_file_bytes=int(s["index.max_file_bytes"]),
         chunk_options=ChunkOptions(int(s["chunk.max_chars"]), int(s["chunk.overlap_chars"])),
+        embedder=embedder,
     )
+    services.settings = s
+    return services
 
 
 def _progress_bar(done: int, total: int) -> None:

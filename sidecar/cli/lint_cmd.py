@@ -1,6 +1,8 @@
 """``sidecar lint``: graph lint with CI-friendly output and exit status, and ``--fix``.
 
-Its own small runner instead of ``run_method`` because the exit status depends on the result
+It declares ``--vault``/``--json`` itself (the same as ``main.common``) and imports ``fail``
+late, so ``main.py`` can import this module at its top without an import cycle. Its own small
+runner instead of ``run_method`` because the exit status depends on the result
 (1 when a finding at or above ``--fail-on`` exists) and because the output is rendered here, where
 the terminal (colour) and the working directory (SARIF paths relative to the repository) are
 known. The daemon only sends findings.
@@ -16,8 +18,8 @@ from typing import Any
 
 import click
 
+from sidecar.cli.base import fail as _fail
 from sidecar.cli.client import Client, connect
-from sidecar.cli.main import common, fail
 from sidecar.config import find_vault, load_settings
 from sidecar.core.lint import Finding
 from sidecar.core.lint_format import FORMATS, render
@@ -25,7 +27,9 @@ from sidecar.errors import SidecarError, UsageError
 
 
 @click.command()
-@common
+@click.option("--vault", "vault", metavar="PATH", help="The vault (else SIDECAR_VAULT, "
+              "else the nearest parent holding .obsidian/ or .sidecar/).")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option(
     "--format",
     "fmt",
@@ -64,9 +68,9 @@ def lint(
     """Check the link graph: dangling links, broken anchors, supersedes cycles, missing inverse
     relations and more (docs/lint.md lists every rule)."""
     if as_json and fmt not in (None, "json"):
-        fail(UsageError("--json and --format are exclusive"), True)
+        _fail(UsageError("--json and --format are exclusive"), True)
     if write and not fix_rule:
-        fail(UsageError("--write needs --fix RULE"), as_json)
+        _fail(UsageError("--write needs --fix RULE"), as_json)
     fmt = "json" if as_json else fmt or "text"
     try:
         root = find_vault(vault, os.environ, Path.cwd())
@@ -79,8 +83,8 @@ def lint(
         finally:
             client.close()
     except SidecarError as exc:
-        fail(exc, fmt == "json")
-    text = _render(result, fmt, root, color)
+        _fail(exc, fmt == "json")
+    text = _render(result, fmt, root, bool(color) if output is not None else color)
     if output is not None:
         output.write_text(text, "utf-8")
         click.echo(f"wrote {output}", err=True)

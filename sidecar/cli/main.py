@@ -11,52 +11,20 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
 from sidecar.api import build_registry
 from sidecar.cli import output
-from sidecar.cli.client import connect, open_services
+from sidecar.cli.base import common, fail, run_method
+from sidecar.cli.client import open_services
+from sidecar.cli.lint_cmd import lint
+from sidecar.cli.service_cmd import service
 from sidecar.config import config_path, find_vault, load_settings, render_config
 from sidecar.daemon.app import Daemon, socket_path_for
 from sidecar.errors import SidecarError, StoreLocked, UsageError
 from sidecar.transports.unix import is_serving
-
-F = Callable[..., Any]
-
-
-def common(fn: F) -> F:
-    """``--vault`` and ``--json`` on every command."""
-    fn = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")(fn)
-    fn = click.option("--vault", "vault", metavar="PATH", help="The vault (else SIDECAR_VAULT, "
-                      "else the nearest parent holding .obsidian/ or .sidecar/).")(fn)  # fmt: skip
-    return fn
-
-
-def run_method(
-    vault: str | None, as_json: bool, method: str, params: dict[str, Any],
-    formatter: output.Formatter | None = None,
-) -> None:  # fmt: skip
-    try:
-        settings = load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ)
-        client = connect(settings)
-        try:
-            result = client.call(method, params)
-        finally:
-            client.close()
-    except SidecarError as exc:
-        fail(exc, as_json)
-    output.emit(result, as_json, formatter)
-
-
-def fail(exc: SidecarError, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
-    click.echo(f"sidecar: {exc.message}", err=True)
-    sys.exit(exc.exit_status)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -84,9 +52,79 @@ def init(vault: str | None, as_json: bool) -> None:
 @main.command()
 @common
 @click.option("--full", is_flag=True, help="Re-parse every note, not only changed ones.")
-def index(vault: str | None, as_json: bool, full: bool) -> None:
+@click.option(
+    "--embed/--no-embed",
+    default=True,
+    show_default=True,
+    help="Also compute vectors for new and changed chunks.",
+)
+def index(vault: str | None, as_json: bool, full: bool, embed: bool) -> None:
     """Bring the index up to date with the vault (incremental)."""
-    run_method(vault, as_json, "index.reindex", {"full": full}, output.fmt_index)
+    params = {"full": full, "embed": embed}
+    run_method(vault, as_json, "index.reindex", params, output.fmt_index)
+
+
+@main.command()
+@common
+@click.argument("query")
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "semantic", "lexical"]),
+    default=None,
+    help="Ranking mode (default hybrid).",
+)
+@click.option("--semantic", "shorthand", flag_value="semantic", help="Same as --mode semantic.")
+@click.option("--lexical", "shorthand", flag_value="lexical", help="Same as --mode lexical.")
+@click.option("--limit", type=click.IntRange(1, 200), default=10, show_default=True)
+@click.option("--path", default="", help="Only notes under this path prefix.")
+@click.option("--tag", "tags", multiple=True, help="Only notes with this tag (repeatable).")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Frontmatter condition, repeatable: k=v, k!=v, k<v, k>=v (numbers, dates).",
+)
+@click.option("--decay/--no-decay", default=False, help="Favour recently changed notes.")
+@click.option(
+    "--half-life",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    help="Days for the decay to halve a score.",
+)
+@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0)
+@click.option("--explain", is_flag=True, help="Show each score's parts.")
+def search(
+    vault: str | None,
+    as_json: bool,
+    query: str,
+    mode: str | None,
+    shorthand: str | None,
+    limit: int,
+    path: str,
+    tags: tuple[str, ...],
+    filters: tuple[str, ...],
+    decay: bool,
+    half_life: float,
+    min_score: float,
+    explain: bool,
+) -> None:
+    """Find notes by their words or their meaning (hybrid by default)."""
+    if mode and shorthand and mode != shorthand:
+        fail(UsageError(f"--mode {mode} contradicts --{shorthand}"), as_json)
+    params = {
+        "query": query,
+        "mode": mode or shorthand or "hybrid",
+        "limit": limit,
+        "path": path,
+        "tags": list(tags),
+        "filters": list(filters),
+        "half_life": half_life if decay else 0.0,
+        "min_score": min_score,
+        "explain": explain,
+    }
+    run_method(vault, as_json, "search", params, output.fmt_search)
 
 
 @main.command()
@@ -216,3 +254,7 @@ def rpc(vault: str | None, as_json: bool, method: str, params: str | None) -> No
     if not isinstance(parsed, dict):
         fail(UsageError("PARAMS must be a JSON object"), as_json)
     run_method(vault, True, method, parsed)
+
+
+main.add_command(lint)
+main.add_command(service)

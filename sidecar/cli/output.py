@@ -23,7 +23,7 @@ def emit(result: Any, as_json: bool, formatter: Formatter | None = None) -> None
 def fmt_index(r: dict[str, Any]) -> str:
     links = r.get("links", {})
     lines = [
-        f"{r['notes']} notes, {r['chunks']} chunks, {r['edges']} edges "
+        f"{r['notes']} notes, {r['chunks']} chunks ({r['embedded']} embedded), {r['edges']} edges "
         f"({r['changed']} changed, {r['deleted']} deleted, {r['renamed']} renamed) "
         f"in {r['seconds']:.2f}s",
         f"links: {links.get('resolved', 0)} resolved, {links.get('broken', 0)} broken, "
@@ -31,6 +31,20 @@ def fmt_index(r: dict[str, Any]) -> str:
     ]
     lines += [f"error: {e['path']}: {e['error']}" for e in r.get("errors", [])]
     lines += [f"warning: {w['path']}: {w['warning']}" for w in r.get("warnings", [])]
+    return "\n".join(lines)
+
+
+def fmt_search(r: dict[str, Any]) -> str:
+    if not r["results"]:
+        return f"no results for {r['query']!r}"
+    lines = []
+    for hit in r["results"]:
+        where = f"{hit['path']}:{hit['start_line']}"
+        head = f"  [{hit['heading']}]" if hit["heading"] else ""
+        lines.append(f"{hit['score']:.3f}  {where}{head}")
+        lines.append(f"       {hit['snippet']}")
+        if "explain" in hit:
+            lines.append(f"       {hit['explain']}")
     return "\n".join(lines)
 
 

@@ -18,13 +18,14 @@ from typing import Any, cast
 import click
 
 from sidecar.cli import output
-from sidecar.cli.main import F, common, fail
+from sidecar.cli.base import F, common, fail
 from sidecar.config import find_vault, load_settings
 from sidecar.daemon.service import (
     Platform,
     Runner,
     Service,
     Step,
+    Write,
     apply,
     describe,
     plan_install,
@@ -147,7 +148,8 @@ def _logs(svc: Service) -> str:
 def _report(svc: Service, steps: Sequence[Step], dry_run: bool) -> dict[str, Any]:
     return {"platform": svc.platform, "vault": str(svc.vault), "name": svc.name,
             "file": str(svc.path), "dry_run": dry_run, "steps": [step_text(s) for s in steps],
-            "warnings": list(svc.warnings), "logs": _logs(svc)}  # fmt: skip
+            "warnings": list(svc.warnings) if any(isinstance(s, Write) for s in steps) else [],
+            "logs": _logs(svc)}  # fmt: skip
 
 
 def _fmt_plan(r: dict[str, Any]) -> str:

@@ -63,7 +63,7 @@ def make_chunks(
             seq = len(chunks)
             chunks.append(
                 Chunk(f"{path}#{seq}", path, seq, crumb, piece.start, piece.end, piece.text,
-                      chunk_hash(title, crumb, piece.text))
+                      chunk_hash(title, crumb, piece.text), embedding_input(title, crumb, piece.text))
             )  # fmt: skip
     return tuple(chunks)
 

@@ -88,8 +88,8 @@ RULES: tuple[Rule, ...] = (
     Rule("stale_dependency", "warning", "A current note depends on a superseded, archived or "
          "deprecated note.", "Depend on the note that superseded it.", r.stale_dependency),
     Rule("unknown_relation", "info", "A frontmatter key holds links but is not a relation of the "
-         "taxonomy.", "Rename the key, or declare it in `lint.relations` / `lint.known`.",
-         r.unknown_relation),
+         "taxonomy.", "Rename the key, or declare it in `relations.pairs` (typed) or "
+         "`relations.known`.", r.unknown_relation),
     Rule("missing_inverse", "info", "A states a typed relation to B, but B does not state the "
          "inverse back.", "Add the inverse to B's frontmatter (`sidecar lint --fix "
          "missing_inverse`).", r.missing_inverse, fixable=True),

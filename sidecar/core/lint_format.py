@@ -118,7 +118,7 @@ def render_markdown(
         hits = by_rule[rule.id]
         if not hits:
             continue
-        lines += ["", f"## {rule.id} ({len(hits)})", "", f"{rule.summary} Fix: {rule.fix}", ""]
+        lines += ["", f"## {rule.id} ({len(hits)})", "", rule.summary, "", f"> {rule.fix}", ""]
         for f in hits:
             where = "frontmatter" if f.line == 0 else f"line {f.line}"
             lines.append(f"- [ ] {_wikilink(f.note)} ({where}): {_md_escape(f.detail)}")

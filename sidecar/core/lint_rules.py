@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,6 +23,7 @@ from sidecar.core.facts import (
     status_of,
     strongly_connected,
 )
+from sidecar.core.fix import basename_counts, link_name
 from sidecar.core.graph import Graph
 from sidecar.core.model import Edge, NoteRecord
 from sidecar.core.relations import DEPENDS_ON, LINK, SUPERSEDES, Taxonomy
@@ -69,10 +71,20 @@ class Context:
     def superseders(self) -> dict[str, list[str]]:
         return self.facts.superseders()
 
-    def is_stale(self, path: str) -> bool:
+    @cached_property
+    def basenames(self) -> Counter[str]:
+        return basename_counts(self.notes)
+
+    def link(self, path: str) -> str:
+        """How a fix hint writes a link to ``path``: the bare name when it is unique."""
+        return f"[[{link_name(path, self.basenames)}]]"
+
+    def status(self, path: str) -> str:
         note = self.notes.get(path)
-        status = status_of(note.frontmatter) if note else ""
-        return path in self.superseders or status in STALE_STATUSES
+        return status_of(note.frontmatter) if note else ""
+
+    def is_stale(self, path: str) -> bool:
+        return path in self.superseders or self.status(path) in STALE_STATUSES
 
     def anchors(self, path: str) -> frozenset[str]:
         """Heading keys and block ids of a note and of the notes it embeds (up to 3 levels):
@@ -96,20 +108,13 @@ class Context:
 
     def _own_anchors(self, path: str) -> set[str]:
         note = self.notes.get(path)
-        if note is None:
-            return set()
-        return {heading_key(h.slug) for h in note.headings} | {
-            "^" + b.lower() for b in note.block_ids
-        }
+        blocks = {"^" + b.lower() for b in note.block_ids} if note else set()
+        return blocks | ({heading_key(h.slug) for h in note.headings} if note else set())
 
 
 def _is_report(frontmatter: Mapping[str, object]) -> bool:
     spec = frontmatter.get("sidecar_lint")
     return isinstance(spec, dict) and spec.get("report") is True
-
-
-def _link(path: str) -> str:
-    return f"[[{path.removesuffix('.md')}]]"
 
 
 def unknown_relation(ctx: Context) -> Iterator[Hit]:
@@ -121,9 +126,10 @@ def unknown_relation(ctx: Context) -> Iterator[Hit]:
             continue
         seen.add(key)
         close = difflib.get_close_matches(e.relation, names, n=1, cutoff=0.75)
-        hint = f"did you mean '{close[0]}'? " if close else ""
+        fix = f"did you mean '{close[0]}'? " if close else ""
+        fix += "rename the key, or declare it in relations.pairs or relations.known"
         yield Hit(e.source, e.line, f"relation '{e.relation}' is not in the taxonomy", e.raw,
-                  e.relation, f"{hint}rename the key, or declare it in [lint] relations/known")  # fmt: skip
+                  e.relation, fix)  # fmt: skip
 
 
 def dangling_target(ctx: Context) -> Iterator[Hit]:
@@ -138,7 +144,7 @@ def ambiguous_link(ctx: Context) -> Iterator[Hit]:
         if e.state == "ambiguous":
             names = ", ".join(e.candidates)
             yield Hit(e.source, e.line, f"'{e.raw}' matches {len(e.candidates)} notes: {names}",
-                      e.raw, e.relation, f"write the path, e.g. {_link(e.candidates[0])}",
+                      e.raw, e.relation, f"write the path, e.g. {ctx.link(e.candidates[0])}",
                       e.candidates)  # fmt: skip
 
 
@@ -187,7 +193,11 @@ def invalid_frontmatter(ctx: Context) -> Iterator[Hit]:
         if error:
             marks = re.findall(r"line (\d+)", error)
             line = int(marks[-1]) + 1 if marks else 1  # YAML counts from the line after ---
-            yield Hit(path, line, f"frontmatter ignored: {error}")
+            why = " ".join(_YAML_MARK.sub("", error).split())  # the file line says where
+            yield Hit(path, line, f"frontmatter ignored: {why}")
+
+
+_YAML_MARK = re.compile(r'(?: in "<unicode string>")?, line \d+, column \d+:?')
 
 
 def missing_inverse(ctx: Context) -> Iterator[Hit]:
@@ -198,9 +208,10 @@ def missing_inverse(ctx: Context) -> Iterator[Hit]:
         if inverse is None or e.state != "valid" or not e.target or e.target == e.source:
             continue
         if (e.target, inverse, e.source) not in ctx.facts.stated:
-            yield Hit(e.target, 0, f"{e.source} states '{e.relation}' {e.target} (line {e.line})"
-                      f" but {e.target} does not state '{inverse}' {e.source}", e.source, inverse,
-                      f"add {inverse}: {_link(e.source)} to {e.target}")  # fmt: skip
+            at = f" (line {e.line})" if e.line else ""
+            yield Hit(e.target, 0, f"{e.source} states '{e.relation}' to this note{at}; this "
+                      f"note has no '{inverse}' back", e.source, inverse,
+                      f"add {inverse}: {ctx.link(e.source)} to {e.target}")  # fmt: skip
 
 
 def contradictory_pair(ctx: Context) -> Iterator[Hit]:
@@ -233,11 +244,6 @@ def stale_dependency(ctx: Context) -> Iterator[Hit]:
             continue
         e = ctx.facts.edges[(a, DEPENDS_ON, b)][0]
         chain = newest(b, ctx.superseders)
-        why = f"superseded by {chain[1]}" if len(chain) > 1 else f"status '{_status(ctx, b)}'"
-        fix = f"depend on {_link(chain[-1])} instead" if len(chain) > 1 else ""
+        why = f"superseded by {chain[1]}" if len(chain) > 1 else f"status '{ctx.status(b)}'"
+        fix = f"depend on {ctx.link(chain[-1])} instead" if len(chain) > 1 else ""
         yield Hit(e.source, e.line, f"{a} depends on {b}, which is {why}", b, e.relation, fix)
-
-
-def _status(ctx: Context, path: str) -> str:
-    note = ctx.notes.get(path)
-    return status_of(note.frontmatter) if note else ""

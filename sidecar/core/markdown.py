@@ -16,7 +16,7 @@ from sidecar.core.model import Block, Heading
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)\s*$")
+_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9_-]+)\s*$")
 _TAG = re.compile(r"(?<![\w/#&\\`(\[])#([\w][\w/-]*)")
 _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)

@@ -62,6 +62,7 @@ class Chunk:
     end_line: int
     text: str
     content_hash: str
+    embed_text: str  # what the model sees and BM25 indexes: title > breadcrumb, then the text
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,14 +159,19 @@ class Catalog:
         return None
 
     def _by_name(self, target: str, source: str) -> Resolution:
-        key = _strip_ext(target.lstrip("/")).lower()
-        hit = self.paths.get(key)
-        if hit is not None:
-            return Resolution(hit, "valid")
-        found = self._unique(self.basenames.get(posixpath.basename(key), []), key, source)
-        if found.state != "broken":
-            return found
-        return self._unique(self.names.get(target.strip().lower(), []), key, source)
+        written = target.lstrip("/").lower()
+        # The name as written first: [[dendron.topic.markdown]] names dendron.topic.markdown.md,
+        # not dendron.topic.md with a ".markdown" extension.
+        keys = dict.fromkeys([written, _strip_ext(written)])
+        for key in keys:
+            hit = self.paths.get(key)
+            if hit is not None:
+                return Resolution(hit, "valid")
+        for key in keys:
+            found = self._unique(self.basenames.get(posixpath.basename(key), []), key, source)
+            if found.state != "broken":
+                return found
+        return self._unique(self.names.get(target.strip().lower(), []), written, source)
 
     @staticmethod
     def _unique(candidates: list[str], key: str, source: str) -> Resolution:

@@ -54,6 +54,10 @@ class Daemon:
         self.scheduler = AsyncIOScheduler()
         self._stop = asyncio.Event()
         self._wake = asyncio.Event()
+        self._embed_wake = asyncio.Event()
+        self._idle_embedding = asyncio.Event()
+        self.embedded = 0
+        self.embed_batch = 64
         self._loop: asyncio.AbstractEventLoop | None = None
         self.started = time.time()
         services.runtime = {"pid": os.getpid(), "socket": str(self.socket_path), "watching": False,
@@ -65,9 +69,21 @@ class Daemon:
         spec, model = self.registry.validate(method, params)
         if spec.read_only:
             return await asyncio.to_thread(spec.handler, self.services, model)
-        result = await self.writer.submit(lambda: spec.handler(self.services, model))
-        if method == "index.reindex":
-            await self._announce(result)
+        if method != "index.reindex":
+            return await self.writer.submit(lambda: spec.handler(self.services, model))
+        # Parse in the writer; vectors come from the embedding loop, which we wait for if asked,
+        # so other writes are never stuck behind the model.
+        wanted = bool(getattr(model, "embed", False))
+        quick = model.model_copy(update={"embed": False})
+        result: dict[str, Any] = await self.writer.submit(
+            lambda: spec.handler(self.services, quick)
+        )
+        await self._announce(result)
+        if wanted:
+            before = self.embedded
+            self._embed_wake.set()
+            await self._embedded_all()
+            result["embedded"] = self.embedded - before
         return result
 
     async def _announce(self, report: dict[str, Any] | IndexReport) -> None:
@@ -77,6 +93,34 @@ class Daemon:
                 "index.changed",
                 {"paths": r["changed_paths"], "deleted": r["deleted_paths"], "notes": r["notes"]},
             )
+
+    # -- embedding --------------------------------------------------------------------------
+
+    async def _embed_loop(self) -> None:
+        """Vectors for pending chunks, a batch at a time: the model runs on a worker thread
+        outside the writer; only the short commit of each batch goes through it."""
+        stage = self.services.embed_stage
+        await self.writer.submit(stage.prepare, counts_as_write=False)
+        while not self._stop.is_set():
+            try:
+                batch = await asyncio.to_thread(stage.compute, self.embed_batch)
+            except Exception:
+                _log.exception("embedding failed; retrying in 30 s")
+                batch = None
+                await asyncio.sleep(30)
+            if batch is None:
+                self._idle_embedding.set()
+                self._embed_wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._embed_wake.wait(), timeout=30)
+                continue
+            self._idle_embedding.clear()
+            await self.writer.submit(lambda b=batch: stage.commit(b))  # type: ignore[misc]
+            self.embedded += len(batch.chunk_ids)
+
+    async def _embedded_all(self) -> None:
+        self._idle_embedding.clear()
+        await self._idle_embedding.wait()
 
     # -- watching ---------------------------------------------------------------------------
 
@@ -119,6 +163,8 @@ class Daemon:
         for err in report.errors:
             _log.warning("%s: %s", err["path"], err["error"])
         await self._announce(report)
+        if report.changed_paths:
+            self._embed_wake.set()
 
     # -- periodic jobs ----------------------------------------------------------------------
 
@@ -190,6 +236,7 @@ class Daemon:
         self._schedule()
         self._loop.create_task(self._startup_reconcile(), name="sidecar-reconcile")
         flusher = self._loop.create_task(self._flush_loop(), name="sidecar-flush")
+        embedder = self._loop.create_task(self._embed_loop(), name="sidecar-embed")
         _log.info("serving %s on %s", self.services.vault.root, self.socket_path)
         sd_notify("READY=1")
         try:
@@ -199,7 +246,9 @@ class Daemon:
             _log.info("stopping: draining the write queue")
             self.scheduler.shutdown(wait=False)
             self.watcher.stop()
+            self._embed_wake.set()
             await flusher
+            await embedder
             await self.writer.drain_and_stop()
             await self.server.stop()
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

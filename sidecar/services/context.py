@@ -12,14 +12,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sidecar.config import Settings
 from sidecar.core.chunks import ChunkOptions
+from sidecar.embed import Embedder, load_embedder
+from sidecar.errors import VaultNotFound
+from sidecar.services.embedding import EmbedStage
 from sidecar.services.graphq import GraphQueries
 from sidecar.services.indexer import Indexer, IndexReport, Progress
+from sidecar.services.search import SearchService
 from sidecar.services.state import IndexState
+from sidecar.store.chunk_search import load_vectors
 from sidecar.store.files import read_json, write_json
 from sidecar.store.lance import IndexStore
 from sidecar.store.lock import WriterLock
 from sidecar.store.vaultfs import Vault
+from sidecar.store.vectors import VectorIndex
 
 Clock = Callable[[], dt.datetime]
 
@@ -37,10 +44,15 @@ class Services:
     indexer: Indexer
     graph: GraphQueries
     lock: WriterLock
+    embedder: Embedder
+    vectors: VectorIndex
+    embed_stage: EmbedStage
+    search: SearchService
     clock: Clock = utcnow
     meta: dict[str, Any] = field(default_factory=dict)
     progress: Progress | None = None  # set by an interactive caller to draw a progress bar
     runtime: dict[str, Any] | None = None  # the daemon's own facts, shown by index.status
+    settings: Settings | None = None  # the vault's settings, for methods that read rules
 
     @classmethod
     def open(
@@ -51,13 +63,20 @@ class Services:
         ignore: list[str] | None = None,
         max_file_bytes: int = 5_000_000,
         chunk_options: ChunkOptions = ChunkOptions(),
+        embedder: Embedder | None = None,
         clock: Clock = utcnow,
     ) -> Services:
+        """Open (or create) the index; ``embedder`` defaults to the local MiniLM model, which
+        is only loaded when something is embedded."""
+        embedder = embedder or load_embedder("minilm")
         lock = WriterLock(data_dir / "writer.lock").acquire()
         try:
             vault = Vault(vault_root, ignore or [], max_file_bytes)
-            store = IndexStore(data_dir)
+            store = IndexStore(data_dir, dim=embedder.dim)
             state = IndexState(store.load_notes(), store.load_edges())
+            vectors = VectorIndex(embedder.dim)
+            if store.model_id == embedder.model_id:
+                vectors.load(load_vectors(store))
         except BaseException:
             lock.release()
             raise
@@ -65,7 +84,10 @@ class Services:
         meta = read_json(data_dir / "meta.json", {})
         indexer.failures = dict(meta.get("failures", {}))
         graph = GraphQueries(state, vault.root)
-        return cls(vault, data_dir, store, state, indexer, graph, lock, clock, meta)
+        stage = EmbedStage(store, vectors, embedder)
+        search = SearchService(store, state, vectors, lambda: embedder, clock)
+        return cls(vault, data_dir, store, state, indexer, graph, lock, embedder, vectors,
+                   stage, search, clock, meta)  # fmt: skip
 
     def reindex(
         self,
@@ -74,7 +96,13 @@ class Services:
         paths: list[str] | None = None,
         progress: Progress | None = None,
     ) -> IndexReport:
+        if not self.vault.root.is_dir():
+            # An unmounted drive or a vault moved away must not read as "every note deleted".
+            raise VaultNotFound(f"the vault folder is missing: {self.vault.root}")
         report = self.indexer.run(full=full, scope=paths, progress=progress or self.progress)
+        touched = report.changed_paths + report.deleted_paths
+        if touched:  # carried-over vectors of re-parsed notes, none for deleted ones
+            self.embed_stage.refresh(touched)
         self.meta["last_indexed"] = self.clock().isoformat(timespec="seconds")
         self.meta["failures"] = self.indexer.failures
         self.meta["vault"] = str(self.vault.root)
@@ -95,6 +123,8 @@ class Services:
             "pending": self.store.count_pending(),
             "last_indexed": self.meta.get("last_indexed"),
             "model": self.store.model_id,
+            "embedder": self.embedder.model_id,
+            "vectors": len(self.vectors),
             "links": self.state.link_stats(),
             "failed": [{"path": p, "error": e} for p, e in sorted(self.indexer.failures.items())],
             "invalid_frontmatter": [

@@ -21,7 +21,7 @@ import pyarrow as pa
 from sidecar.core.model import Chunk, Edge, Heading, LinkRef, NoteRecord
 from sidecar.errors import StoreError
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 NOTES_SCHEMA = pa.schema(
     [
@@ -73,6 +73,7 @@ def chunks_schema(dim: int) -> pa.Schema:
             pa.field("end_line", pa.int32()),
             pa.field("text", pa.string()),
             pa.field("content_hash", pa.string()),
+            pa.field("search_text", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim), nullable=True),
         ]
     )
@@ -89,35 +90,42 @@ def _in_list(column: str, values: Sequence[str]) -> str:
 class IndexStore:
     """Narrow, synchronous access to the three tables. Not thread-safe: one writer owns it."""
 
-    def __init__(self, directory: Path, dim: int = 384, model_id: str = "none") -> None:
+    def __init__(self, directory: Path, dim: int = 384) -> None:
         self.directory = directory
         self.dim = dim
-        self.model_id = model_id
         self.rebuilt = False
         try:
             directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             self.db = lancedb.connect(str(directory / "lance"))
-            self.notes = self._table("notes", NOTES_SCHEMA)
-            self.edges = self._table("edges", EDGES_SCHEMA)
-            self.chunks = self._table("chunks", chunks_schema(dim))
+            schemas = {"notes": NOTES_SCHEMA, "edges": EDGES_SCHEMA, "chunks": chunks_schema(dim)}
+            existing = set(self.db.list_tables().tables)
+            # One table in an old shape means the index as a whole is from another version or
+            # model size: rebuild all three together (the vault is the source of truth).
+            stale = any(self._stale(n, sc) for n, sc in schemas.items() if n in existing)
+            self.rebuilt = stale
+            tables = {
+                name: self._open(name, schema, stale, existing) for name, schema in schemas.items()
+            }
         except (OSError, ValueError, RuntimeError) as exc:
             raise StoreError(f"cannot open the index at {directory}: {exc}") from exc
+        self.notes, self.edges, self.chunks = tables["notes"], tables["edges"], tables["chunks"]
 
-    def _metadata(self) -> dict[bytes, bytes]:
-        return {b"schema_version": SCHEMA_VERSION.encode(), b"model": self.model_id.encode()}
+    def _open(self, name: str, schema: pa.Schema, stale: bool, existing: set[str]) -> Any:
+        if name not in existing:
+            return self.db.create_table(name, schema=self._tagged(schema))
+        if stale:
+            return self.db.create_table(name, schema=self._tagged(schema), mode="overwrite")
+        return self.db.open_table(name)
 
-    def _table(self, name: str, schema: pa.Schema) -> Any:
-        schema = schema.with_metadata(self._metadata())
-        if name not in self.db.list_tables().tables:
-            return self.db.create_table(name, schema=schema)
+    @staticmethod
+    def _tagged(schema: pa.Schema) -> pa.Schema:
+        return schema.with_metadata({b"schema_version": SCHEMA_VERSION.encode()})
+
+    def _stale(self, name: str, schema: pa.Schema) -> bool:
         table = self.db.open_table(name)
         meta = table.schema.metadata or {}
-        if meta.get(b"schema_version") == SCHEMA_VERSION.encode() and table.schema.equals(
-            schema, check_metadata=False
-        ):
-            return table
-        self.rebuilt = True
-        return self.db.create_table(name, schema=schema, mode="overwrite")
+        same = table.schema.remove_metadata().equals(schema.remove_metadata())
+        return meta.get(b"schema_version") != SCHEMA_VERSION.encode() or not same
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -149,6 +157,20 @@ class IndexStore:
 
     def count(self, table: str) -> int:
         return int(getattr(self, table).count_rows())
+
+    @property
+    def model_id(self) -> str:
+        """The model whose vectors the chunks table holds ("none" before any embedding)."""
+        meta = self.chunks.schema.field("vector").metadata or {}
+        return str(meta.get(b"model", b"none").decode())
+
+    def set_model(self, model_id: str) -> bool:
+        """Record the embedding model; a different one than before clears every vector."""
+        if model_id == self.model_id:
+            return False
+        self.chunks.update(where="vector IS NOT NULL", values={"vector": None})
+        self.chunks.update_field_metadata({"path": "vector", "metadata": {"model": model_id}})
+        return True
 
     def count_pending(self) -> int:
         """Chunks still waiting for a vector."""
@@ -253,6 +275,7 @@ def _chunk_row(c: Chunk, vector: list[float] | None) -> dict[str, Any]:
         "end_line": c.end_line,
         "text": c.text,
         "content_hash": c.content_hash,
+        "search_text": c.embed_text,
         "vector": vector,
     }
 

@@ -1,0 +1,64 @@
+"""Ranking math, pure: reciprocal rank fusion, score normalisation, time decay.
+
+Reference constants from mdvdb (DESIGN §4): RRF k = 60, each list over-fetched 5x the limit,
+a hybrid score divided by 2/(k+1) (the best possible: rank 1 in both lists) so it reads 0..1,
+BM25 squashed as s/(s+1.5), semantic score = cosine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+RRF_K = 60
+OVERFETCH = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    key: str
+    score: float  # normalised to 0..1
+    ranks: tuple[int | None, ...]  # 1-based rank in each input list, None when absent
+
+
+def rrf(lists: Sequence[Sequence[str]], k: int = RRF_K) -> list[Fused]:
+    """Fuse ranked lists of keys; ties keep the order of first appearance."""
+    ranks: dict[str, list[int | None]] = {}
+    for i, keys in enumerate(lists):
+        for rank, key in enumerate(keys, start=1):
+            slot = ranks.setdefault(key, [None] * len(lists))
+            if slot[i] is None:
+                slot[i] = rank
+    best = len(lists) / (k + 1)
+    fused = [
+        Fused(key, sum(1 / (k + r) for r in rs if r is not None) / best, tuple(rs))
+        for key, rs in ranks.items()
+    ]
+    fused.sort(key=lambda f: -f.score)
+    return fused
+
+
+def bm25_normalise(score: float) -> float:
+    return score / (score + 1.5) if score > 0 else 0.0
+
+
+def decay(age_days: float, half_life_days: float) -> float:
+    """1.0 for a note touched now, 0.5 at one half-life, never below 0 or above 1."""
+    if half_life_days <= 0 or age_days <= 0:
+        return 1.0
+    return math.pow(0.5, age_days / half_life_days)
+
+
+def top_per_key(scores: Mapping[str, float], group: Mapping[str, str], limit: int) -> list[str]:
+    """Best-scoring items, at most one per group (a note's best chunk), in score order."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in sorted(scores, key=lambda x: -scores[x]):
+        g = group[item]
+        if g not in seen:
+            seen.add(g)
+            out.append(item)
+            if len(out) == limit:
+                break
+    return out

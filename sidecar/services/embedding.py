@@ -1,0 +1,77 @@
+"""The embedding stage: fill in vectors for chunks that have none, after parsing.
+
+A note is searchable lexically the moment it is parsed; vectors follow. ``compute`` only reads
+and runs the model (slow, outside the writer), ``commit`` writes the vectors (fast, in the
+writer), and a vector lands only if its chunk still holds the text it was computed from, so an
+edit racing the model never gets a stale vector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sidecar.embed.base import Embedder
+from sidecar.store.chunk_search import load_vectors, pending_chunks, write_vectors
+from sidecar.store.lance import IndexStore
+from sidecar.store.vectors import VectorIndex
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    chunk_ids: list[str]
+    hashes: list[str]
+    vectors: NDArray[np.float32]
+
+
+class EmbedStage:
+    def __init__(self, store: IndexStore, vectors: VectorIndex, embedder: Embedder) -> None:
+        self.store = store
+        self.vectors = vectors
+        self.embedder = embedder
+
+    def prepare(self) -> bool:
+        """Record the model; if it changed, every old vector is cleared. True if cleared."""
+        if self.store.set_model(self.embedder.model_id):
+            self.vectors.clear()
+            return True
+        return False
+
+    def compute(self, limit: int) -> Batch | None:
+        rows = pending_chunks(self.store, limit)
+        if not rows:
+            return None
+        vectors = self.embedder.embed([r["search_text"] or "" for r in rows])
+        return Batch([r["chunk_id"] for r in rows], [r["content_hash"] for r in rows], vectors)
+
+    def commit(self, batch: Batch) -> int:
+        written = write_vectors(
+            self.store, list(zip(batch.chunk_ids, batch.hashes, batch.vectors, strict=True))
+        )
+        paths = sorted({cid.rsplit("#", 1)[0] for cid in batch.chunk_ids})
+        self.refresh(paths)
+        return written
+
+    def refresh(self, paths: list[str]) -> None:
+        """Make the in-RAM matrix match the store for these notes."""
+        self.vectors.remove_paths(paths)
+        self.vectors.load(load_vectors(self.store, paths))
+
+    def run(self, batch_size: int = 256, progress: Progress | None = None) -> int:
+        """Embed everything pending, in one go (the CLI's path; the daemon interleaves)."""
+        self.prepare()
+        total = self.store.count_pending()
+        done = 0
+        while True:
+            batch = self.compute(batch_size)
+            if batch is None:
+                return done
+            self.commit(batch)
+            done += len(batch.chunk_ids)
+            if progress is not None:
+                progress(min(done, total), total)

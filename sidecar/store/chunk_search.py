@@ -1,0 +1,112 @@
+"""Full-text search over chunks and the vector column's reads and writes.
+
+BM25 runs on LanceDB's native FTS index over ``search_text`` (title > breadcrumb + text), with
+positions so phrase queries work. Rows added after the index was built are searched too
+(unindexed rows are scanned); compaction folds them into the index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from lancedb.index import FTS
+
+from sidecar.store.lance import IndexStore, sql_str
+
+FTS_COLUMN = "search_text"
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    chunk_id: str
+    path: str
+    score: float
+
+
+def ensure_fts_index(store: IndexStore) -> None:
+    names = {ix.name for ix in store.chunks.list_indices()}
+    if f"{FTS_COLUMN}_idx" in names or store.chunks.count_rows() == 0:
+        return
+    store.chunks.create_index(
+        FTS_COLUMN,
+        config=FTS(with_position=True, base_tokenizer="simple", lower_case=True, stem=True,
+                   remove_stop_words=False, ascii_folding=True),
+    )  # fmt: skip
+
+
+def fts_search(store: IndexStore, query: str, limit: int, where: str | None = None) -> list[Hit]:
+    if not query.strip() or store.chunks.count_rows() == 0:
+        return []
+    ensure_fts_index(store)
+    q = store.chunks.search(_fts_query(query), query_type="fts", fts_columns=FTS_COLUMN)
+    if where:
+        q = q.where(where, prefilter=True)
+    rows = q.select(["chunk_id", "path", "_score"]).limit(limit).to_list()
+    return [Hit(r["chunk_id"], r["path"], float(r["_score"])) for r in rows]
+
+
+def _fts_query(query: str) -> str:
+    """Identifier-like queries (``dendron.yml``, ``OPENAI_API_KEY``) are tokenised by the index
+    the same way as the text, so a plain query already finds them; quotes pass through."""
+    return query.strip()
+
+
+def pending_chunks(store: IndexStore, limit: int) -> list[dict[str, Any]]:
+    """Chunks without a vector: what the embedding stage still has to do."""
+    rows: list[dict[str, Any]] = (
+        store.chunks.search()
+        .where("vector IS NULL")
+        .select(["chunk_id", "content_hash", "search_text"])
+        .limit(limit)
+        .to_list()
+    )
+    return rows
+
+
+def write_vectors(store: IndexStore, rows: Sequence[tuple[str, str, np.ndarray]]) -> int:
+    """Set vectors where the chunk still holds the text they were computed from."""
+    if not rows:
+        return 0
+    table = pa.table(
+        {
+            "chunk_id": [r[0] for r in rows],
+            "content_hash": [r[1] for r in rows],
+            "vector": pa.array([r[2].tolist() for r in rows], pa.list_(pa.float32(), store.dim)),
+        }
+    )
+    result = (
+        store.chunks.merge_insert("chunk_id")
+        .when_matched_update_all(where="target.content_hash = source.content_hash")
+        .execute(table)
+    )
+    return int(result.num_updated_rows)
+
+
+def load_vectors(store: IndexStore, paths: Sequence[str] | None = None) -> pa.Table:
+    """chunk_id, path and vector of every embedded chunk (or of some notes)."""
+    q = store.chunks.search().where("vector IS NOT NULL")
+    if paths is not None:
+        if not paths:
+            return pa.table({"chunk_id": [], "path": [], "vector": []})
+        q = store.chunks.search().where(
+            f"vector IS NOT NULL AND path IN ({', '.join(sql_str(p) for p in paths)})"
+        )
+    return q.select(["chunk_id", "path", "vector"]).limit(None).to_arrow()
+
+
+def chunk_rows(store: IndexStore, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    if not chunk_ids:
+        return {}
+    where = f"chunk_id IN ({', '.join(sql_str(c) for c in chunk_ids)})"
+    rows = (
+        store.chunks.search()
+        .where(where)
+        .select(["chunk_id", "path", "heading", "start_line", "end_line", "text"])
+        .limit(None)
+        .to_list()
+    )
+    return {r["chunk_id"]: r for r in rows}

@@ -1,0 +1,106 @@
+"""Every embedded chunk as one float32 matrix in RAM, searched by brute-force cosine.
+
+Measured (DESIGN §9): 4 ms at 50k rows and 20 ms at 200k this way, against 65-95 ms at 50k for
+LanceDB's own brute force; and IVF indexes need retraining as a vault changes. Rows are L2
+normalised, so cosine is a dot product. Deleted rows leave holes that the next insert reuses.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+
+class VectorIndex:
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._matrix: NDArray[np.float32] = np.zeros((0, self.dim), np.float32)
+        self._alive: NDArray[np.bool_] = np.zeros(0, bool)
+        self._ids: list[str] = []
+        self._paths: list[str] = []
+        self._rows: dict[str, int] = {}
+        self._by_path: dict[str, set[int]] = {}
+        self._free: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._reset()
+
+    def load(self, table: pa.Table) -> None:
+        ids = table["chunk_id"].to_pylist()
+        if not ids:
+            return
+        flat = table["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        self.upsert(ids, table["path"].to_pylist(), flat.reshape(len(ids), self.dim))
+
+    def upsert(
+        self, ids: Sequence[str], paths: Sequence[str], vectors: NDArray[np.float32]
+    ) -> None:
+        with self._lock:
+            for chunk_id, path, vec in zip(ids, paths, vectors, strict=True):
+                row = self._rows.get(chunk_id)
+                if row is None:
+                    row = self._free.pop() if self._free else self._grow()
+                    self._rows[chunk_id] = row
+                else:
+                    self._by_path.get(self._paths[row], set()).discard(row)
+                self._matrix[row] = vec
+                self._alive[row] = True
+                self._ids[row] = chunk_id
+                self._paths[row] = path
+                self._by_path.setdefault(path, set()).add(row)
+
+    def _grow(self) -> int:
+        n = len(self._ids)
+        if n == self._matrix.shape[0]:
+            capacity = max(1024, n * 2)
+            matrix = np.zeros((capacity, self.dim), np.float32)
+            matrix[:n] = self._matrix[:n]
+            alive = np.zeros(capacity, bool)
+            alive[:n] = self._alive[:n]
+            self._matrix, self._alive = matrix, alive
+        self._ids.append("")
+        self._paths.append("")
+        return n
+
+    def remove_paths(self, paths: Iterable[str]) -> None:
+        with self._lock:
+            for path in paths:
+                for row in self._by_path.pop(path, set()):
+                    self._alive[row] = False
+                    del self._rows[self._ids[row]]
+                    self._free.append(row)
+
+    def search(
+        self, query: NDArray[np.float32], k: int, allowed: set[str] | None = None
+    ) -> list[tuple[str, str, float]]:
+        """Top ``k`` (chunk_id, path, cosine), optionally only among notes in ``allowed``."""
+        with self._lock:
+            n = len(self._ids)
+            if n == 0 or k <= 0:
+                return []
+            scores = self._matrix[:n] @ query.astype(np.float32)
+            mask = self._alive[:n].copy()
+            if allowed is not None:
+                rows = [r for p in allowed for r in self._by_path.get(p, ())]
+                keep = np.zeros(n, bool)
+                keep[rows] = True
+                mask &= keep
+            scores = np.where(mask, scores, -np.inf)
+            k = min(k, int(mask.sum()))
+            if k == 0:
+                return []
+            top = np.argpartition(-scores, k - 1)[:k]
+            top = top[np.argsort(-scores[top])]
+            return [(self._ids[i], self._paths[i], float(scores[i])) for i in top]
