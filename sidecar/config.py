@@ -47,6 +47,17 @@ SETTINGS: tuple[Setting, ...] = (
             "{blocks = \"blocked_by\"}."),
     Setting("relations.symmetric", [], "Extra symmetric relations."),
     Setting("relations.known", [], "Link-valued frontmatter keys that are not typed relations."),
+    Setting("search.stale_statuses", ["abandoned", "archived", "declined", "deprecated",
+            "obsolete", "rejected", "replaced", "retired", "superseded", "withdrawn"],
+            "A note whose status is one of these steps back in search, like a superseded one."),
+    Setting("memory.folder", ".sidecar/memory", "Where memory entry files live: vault-relative "
+            "or absolute; a visible folder inside the vault is left out of the notes."),
+    Setting("recall.max_notes", 4, "Most notes recall hands an agent for one prompt."),
+    Setting("recall.max_memory", 3, "Most memory entries recall hands an agent for one prompt."),
+    Setting("recall.min_score", 0.34, "Cosine floor: below it (and without a strong word "
+            "match) recall abstains."),
+    Setting("recall.min_lexical", 1.5, "BM25 per query word that is evidence alone (identifiers "
+            "the model does not know)."),
 )  # fmt: skip
 
 _DEFAULTS = {s.key: s.default for s in SETTINGS}

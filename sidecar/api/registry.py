@@ -75,7 +75,15 @@ class Registry:
 
 
 def build_registry() -> Registry:
-    from sidecar.api import graph_methods, index_methods, lint_methods, search_methods
+    from sidecar.api import (
+        agent_methods,
+        graph_methods,
+        index_methods,
+        lint_methods,
+        memory_methods,
+        relation_methods,
+        search_methods,
+    )
 
     return Registry(
         [
@@ -83,5 +91,8 @@ def build_registry() -> Registry:
             *graph_methods.METHODS,
             *search_methods.METHODS,
             *lint_methods.METHODS,
+            *relation_methods.METHODS,
+            *memory_methods.METHODS,
+            *agent_methods.METHODS,
         ]
     )

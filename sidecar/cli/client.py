@@ -15,6 +15,7 @@ from sidecar.daemon.app import socket_path_for
 from sidecar.embed import load_embedder
 from sidecar.errors import DaemonUnreachable
 from sidecar.services.context import Services
+from sidecar.services.memory import memory_dir
 from sidecar.transports.unix import RpcClient, is_serving
 
 
@@ -43,13 +44,15 @@ class InProcessClient:
                 s.vault,
                 s.data_dir,
                 ignore=list(s["index.ignore"]),
+                memory_folder=memory_dir(s.vault, str(s["memory.folder"])),
                 max_file_bytes=int(s["index.max_file_bytes"]),
                 chunk_options=ChunkOptions(
                     int(s["chunk.max_chars"]), int(s["chunk.overlap_chars"])
                 ),
             )
+            self._services.settings = s
             if sys.stderr.isatty():
-                self._services.progress = _progress_bar
+                self._services.progress = progress_bar
         return self._services
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
@@ -82,6 +85,7 @@ def open_services(s: Settings) -> Services:
         s.vault,
         s.data_dir,
         ignore=list(s["index.ignore"]),
+        memory_folder=memory_dir(s.vault, str(s["memory.folder"])),
         max_file_bytes=int(s["index.max_file_bytes"]),
         chunk_options=ChunkOptions(int(s["chunk.max_chars"]), int(s["chunk.overlap_chars"])),
         embedder=embedder,
@@ -90,7 +94,7 @@ def open_services(s: Settings) -> Services:
     return services
 
 
-def _progress_bar(done: int, total: int) -> None:
+def progress_bar(done: int, total: int) -> None:
     width = 30
     filled = width * done // max(total, 1)
     sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")

@@ -12,13 +12,24 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from sidecar.api import build_registry
-from sidecar.cli import output
+from sidecar.cli import agent_cmd, memory_cmd, output
 from sidecar.cli.base import common, fail, run_method
 from sidecar.cli.client import open_services
+from sidecar.cli.eval_cmd import eval_command
+from sidecar.cli.graph_cmd import (
+    current,
+    edges,
+    export,
+    fmt_search,
+    graph_search_options,
+    mentions,
+    traverse,
+)
 from sidecar.cli.lint_cmd import lint
 from sidecar.cli.service_cmd import service
 from sidecar.config import config_path, find_vault, load_settings, render_config
@@ -69,7 +80,7 @@ def index(vault: str | None, as_json: bool, full: bool, embed: bool) -> None:
 @click.argument("query")
 @click.option(
     "--mode",
-    type=click.Choice(["hybrid", "semantic", "lexical"]),
+    type=click.Choice(["hybrid", "semantic", "lexical", "edge"]),
     default=None,
     help="Ranking mode (default hybrid).",
 )
@@ -95,6 +106,7 @@ def index(vault: str | None, as_json: bool, full: bool, embed: bool) -> None:
 )
 @click.option("--min-score", type=click.FloatRange(0, 1), default=0.0)
 @click.option("--explain", is_flag=True, help="Show each score's parts.")
+@graph_search_options
 def search(
     vault: str | None,
     as_json: bool,
@@ -109,6 +121,7 @@ def search(
     half_life: float,
     min_score: float,
     explain: bool,
+    **graph: Any,
 ) -> None:
     """Find notes by their words or their meaning (hybrid by default)."""
     if mode and shorthand and mode != shorthand:
@@ -123,8 +136,9 @@ def search(
         "half_life": half_life if decay else 0.0,
         "min_score": min_score,
         "explain": explain,
+        **graph,
     }
-    run_method(vault, as_json, "search", params, output.fmt_search)
+    run_method(vault, as_json, "search", params, fmt_search)
 
 
 @main.command()
@@ -197,13 +211,6 @@ def dangling(vault: str | None, as_json: bool) -> None:
     run_method(vault, as_json, "graph.dangling", {}, output.fmt_dangling)
 
 
-@graph.command()
-@common
-def export(vault: str | None, as_json: bool) -> None:
-    """The whole graph as JSON (nodes and edges)."""
-    run_method(vault, True, "graph.export", {})
-
-
 @main.command()
 @common
 def serve(vault: str | None, as_json: bool) -> None:
@@ -257,4 +264,12 @@ def rpc(vault: str | None, as_json: bool, method: str, params: str | None) -> No
 
 
 main.add_command(lint)
+main.add_command(mentions)
+main.add_command(edges)
+graph.add_command(traverse)
+graph.add_command(current)
+graph.add_command(export)
+main.add_command(eval_command)
 main.add_command(service)
+for _command in (*memory_cmd.COMMANDS, *agent_cmd.COMMANDS):
+    main.add_command(_command)

@@ -23,6 +23,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sidecar.api import Registry
 from sidecar.config import Settings
 from sidecar.daemon.debounce import Debouncer
+from sidecar.daemon.memory_jobs import MemoryJobs
 from sidecar.daemon.notify import sd_notify
 from sidecar.daemon.watcher import VaultWatcher
 from sidecar.daemon.writer import Writer
@@ -199,6 +200,8 @@ class Daemon:
     def _schedule(self) -> None:
         self.scheduler.add_job(self._health, "interval", seconds=5, id="health")
         self.scheduler.add_job(self._compact, "interval", seconds=30, id="compact")
+        memory = MemoryJobs(self.services, self.writer, self.server.notify)
+        self.scheduler.add_job(memory.tick, "interval", seconds=1, id="memory")
         minutes = int(self.settings["watch.rescan_minutes"])
         if minutes > 0:
             self.scheduler.add_job(

@@ -19,6 +19,7 @@ from sidecar.errors import VaultNotFound
 from sidecar.services.embedding import EmbedStage
 from sidecar.services.graphq import GraphQueries
 from sidecar.services.indexer import Indexer, IndexReport, Progress
+from sidecar.services.memory import MemoryService, memory_dir, memory_ignores
 from sidecar.services.search import SearchService
 from sidecar.services.state import IndexState
 from sidecar.store.chunk_search import load_vectors
@@ -53,6 +54,7 @@ class Services:
     progress: Progress | None = None  # set by an interactive caller to draw a progress bar
     runtime: dict[str, Any] | None = None  # the daemon's own facts, shown by index.status
     settings: Settings | None = None  # the vault's settings, for methods that read rules
+    memory: MemoryService = field(init=False)  # memory entries and reminders (DESIGN 6)
 
     @classmethod
     def open(
@@ -65,18 +67,22 @@ class Services:
         chunk_options: ChunkOptions = ChunkOptions(),
         embedder: Embedder | None = None,
         clock: Clock = utcnow,
+        memory_folder: Path | None = None,
     ) -> Services:
         """Open (or create) the index; ``embedder`` defaults to the local MiniLM model, which
         is only loaded when something is embedded."""
         embedder = embedder or load_embedder("minilm")
         lock = WriterLock(data_dir / "writer.lock").acquire()
+        memory_folder = memory_folder or memory_dir(vault_root)
         try:
-            vault = Vault(vault_root, ignore or [], max_file_bytes)
+            ignore = [*(ignore or []), *memory_ignores(vault_root, memory_folder)]
+            vault = Vault(vault_root, ignore, max_file_bytes)
             store = IndexStore(data_dir, dim=embedder.dim)
             state = IndexState(store.load_notes(), store.load_edges())
             vectors = VectorIndex(embedder.dim)
             if store.model_id == embedder.model_id:
                 vectors.load(load_vectors(store))
+            memory = MemoryService.open(memory_folder, store.db, embedder, clock, state, vault.root)
         except BaseException:
             lock.release()
             raise
@@ -86,8 +92,10 @@ class Services:
         graph = GraphQueries(state, vault.root)
         stage = EmbedStage(store, vectors, embedder)
         search = SearchService(store, state, vectors, lambda: embedder, clock)
-        return cls(vault, data_dir, store, state, indexer, graph, lock, embedder, vectors,
-                   stage, search, clock, meta)  # fmt: skip
+        services = cls(vault, data_dir, store, state, indexer, graph, lock, embedder, vectors,
+                       stage, search, clock, meta)  # fmt: skip
+        services.memory = memory
+        return services
 
     def reindex(
         self,

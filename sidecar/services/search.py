@@ -1,8 +1,10 @@
-"""Search: lexical (BM25), semantic (cosine over the in-RAM matrix) and hybrid (RRF of both).
+"""Search: lexical (BM25), semantic (cosine over the in-RAM matrix), hybrid (RRF of both), and
+edge (the paragraphs around links, ``services/edges.py``).
 
 Order of operations (DESIGN §4): candidate lists over-fetched 5x, filters (path prefix, tags,
 frontmatter) pushed into both lists, fusion, one result per note (its best chunk), optional time
-decay, the score floor, then the limit. Lexical mode never loads the model.
+decay, the supersedes/status fade, the link boost, the score floor, the limit, then graph context
+expansion. The graph steps live in ``graph_rank.py``. Lexical mode never loads the model.
 """
 
 from __future__ import annotations
@@ -16,14 +18,18 @@ from typing import Any, Literal
 import numpy as np
 
 from sidecar.core.filters import Filter, matches, path_matches, tag_matches
-from sidecar.core.ranking import OVERFETCH, RRF_K, bm25_normalise, decay, rrf
+from sidecar.core.ranking import HYBRID_K, HYBRID_WEIGHTS, OVERFETCH, bm25_normalise, decay, rrf
+from sidecar.core.title_match import TitleMatcher
 from sidecar.embed.base import Embedder
+from sidecar.services.edges import EdgeService
+from sidecar.services.graph_rank import Candidate, GraphOptions, Stale
+from sidecar.services.search_graph import GraphStage
 from sidecar.services.state import IndexState
 from sidecar.store.chunk_search import chunk_rows, fts_search
 from sidecar.store.lance import IndexStore, sql_str
 from sidecar.store.vectors import VectorIndex
 
-Mode = Literal["hybrid", "semantic", "lexical"]
+Mode = Literal["hybrid", "semantic", "lexical", "edge"]
 SNIPPET_CHARS = 240
 
 
@@ -38,14 +44,11 @@ class Query:
     half_life_days: float = 0.0  # 0: no time decay
     min_score: float = 0.0
     explain: bool = False
-
-
-@dataclass(slots=True)
-class _Candidate:
-    chunk_id: str
-    path: str
-    score: float = 0.0
-    parts: dict[str, Any] = field(default_factory=dict)
+    include_superseded: bool = False  # True: no fade (results are still labelled)
+    boost_links: bool = False
+    hops: int = 1  # link boost depth, 1-3
+    expand: int = 0  # graph context depth, 0-3 (0: none)
+    graph: GraphOptions = field(default_factory=GraphOptions)
 
 
 class SearchService:
@@ -62,17 +65,34 @@ class SearchService:
         self.vectors = vectors
         self.embedder = embedder
         self.clock = clock
+        self.edges = EdgeService(store, state, vectors, embedder)
+        self._titles: TitleMatcher | None = None
+        self._titles_version = -1
+        self.graph = GraphStage(store, state, vectors, self._lexical)
 
     def search(self, q: Query) -> dict[str, Any]:
+        out: dict[str, Any] = {"query": q.text, "mode": q.mode, "results": []}
+        if q.mode == "edge":
+            return {**out, "graph_context": [], "edge_results": self.edges.search(q.text, q.limit)}
         allowed = self._allowed(q)
         n = max(q.limit * OVERFETCH, 50)
+        vec = None if q.mode == "lexical" or len(self.vectors) == 0 else self._embed(q.text)
         lexical = [] if q.mode == "semantic" else self._lexical(q.text, n, allowed)
-        semantic = [] if q.mode == "lexical" else self._semantic(q.text, n, allowed)
-        candidates = self._combine(q.mode, lexical, semantic)
+        semantic = [] if vec is None else self._semantic(vec, n, allowed)
+        named = self._named(q.text, allowed) if q.mode == "hybrid" else []
+        candidates = self._combine(q.mode, lexical, semantic, named)
         best = self._best_per_note(candidates)
         self._decay(best, q.half_life_days)
+        best, stale = self.graph.rank(best, q, allowed, vec)
         best = [c for c in best if c.score >= q.min_score][: q.limit]
-        return {"query": q.text, "mode": q.mode, "results": self._shape(best, q)}
+        out["results"] = self._shape(best, q, stale)
+        context = self.graph.expand(best, q, allowed, vec) if q.expand else []
+        out["graph_context"] = [
+            {**{k: v for k, v in c.items() if k != "text"}, "snippet": snippet(c["text"], q.text)}
+            for c in context
+        ]
+        out["edge_results"] = []
+        return out
 
     # -- candidate lists ----------------------------------------------------------------------
 
@@ -87,7 +107,7 @@ class SearchService:
                 and all(matches(n.frontmatter, f) for f in q.filters)
             }  # fmt: skip
 
-    def _lexical(self, text: str, n: int, allowed: set[str] | None) -> list[_Candidate]:
+    def _lexical(self, text: str, n: int, allowed: set[str] | None) -> list[Candidate]:
         if allowed is not None and not allowed:
             return []
         where = None
@@ -97,50 +117,73 @@ class SearchService:
             self.store, _fts_safe(text), n if where or allowed is None else n * 4, where
         )
         out = [
-            _Candidate(h.chunk_id, h.path, bm25_normalise(h.score), {"bm25": round(h.score, 4)})
+            Candidate(h.chunk_id, h.path, bm25_normalise(h.score), {"bm25": round(h.score, 4)})
             for h in hits
             if allowed is None or h.path in allowed
         ]
         return out[:n]
 
-    def _semantic(self, text: str, n: int, allowed: set[str] | None) -> list[_Candidate]:
-        if len(self.vectors) == 0:
-            return []
-        vec = self.embedder().embed([text])[0]
+    def _embed(self, text: str) -> np.ndarray[Any, Any]:
+        return np.asarray(self.embedder().embed([text])[0])
+
+    def _semantic(
+        self, vec: np.ndarray[Any, Any], n: int, allowed: set[str] | None
+    ) -> list[Candidate]:
         return [
-            _Candidate(cid, path, score, {"cosine": round(score, 4)})
-            for cid, path, score in self.vectors.search(np.asarray(vec), n, allowed)
+            Candidate(cid, path, score, {"cosine": round(score, 4)})
+            for cid, path, score in self.vectors.search(vec, n, allowed)
         ]
+
+    def _named(self, text: str, allowed: set[str] | None) -> list[str]:
+        """Notes whose title or alias the query names, as whole words."""
+        with self.state.lock:
+            if self._titles is None or self._titles_version != self.state.version:
+                self._titles = TitleMatcher(
+                    (p, name) for p, n in self.state.notes.items() for name in (n.title, *n.aliases)
+                )
+                self._titles_version = self.state.version
+            found = self._titles.find(text)
+        return [p for p in found if allowed is None or p in allowed]
 
     @staticmethod
     def _combine(
-        mode: Mode, lexical: list[_Candidate], semantic: list[_Candidate]
-    ) -> list[_Candidate]:
+        mode: Mode, lexical: list[Candidate], semantic: list[Candidate], named: list[str]
+    ) -> list[Candidate]:
+        """Hybrid fuses notes, not chunks: each list ranks notes by their best chunk, so a note
+        with many matching chunks does not crowd out the others (and results are notes)."""
         if mode == "lexical":
             return lexical
         if mode == "semantic":
             return semantic
-        by_id = {c.chunk_id: c for c in semantic}
-        for c in lexical:
-            by_id.setdefault(c.chunk_id, c).parts.update(c.parts)
-        fused = rrf([[c.chunk_id for c in lexical], [c.chunk_id for c in semantic]], RRF_K)
+        lex, sem = _first_per_note(lexical), _first_per_note(semantic)
+        by_path = {c.path: c for c in sem}
+        for c in lex:
+            by_path.setdefault(c.path, c).parts.update(c.parts)
+        wl, ws, _ = HYBRID_WEIGHTS
+        fused = rrf(
+            [[c.path for c in lex], [c.path for c in sem], named],
+            HYBRID_K,
+            weights=HYBRID_WEIGHTS,
+            best=(wl + ws) / (HYBRID_K + 1),
+        )
         out = []
         for f in fused:
-            c = by_id[f.key]
+            c = by_path.get(f.key) or Candidate(f"{f.key}#0", f.key, 0.0, {})
             c.score = f.score
-            c.parts.update(lexical_rank=f.ranks[0], semantic_rank=f.ranks[1], rrf=round(f.score, 4))
+            c.parts.update(lexical_rank=f.ranks[0], semantic_rank=f.ranks[1],
+                           named_rank=f.ranks[2], rrf=round(f.score, 4))  # fmt: skip
             out.append(c)
         return out
 
     @staticmethod
-    def _best_per_note(candidates: list[_Candidate]) -> list[_Candidate]:
-        best: dict[str, _Candidate] = {}
+    def _best_per_note(candidates: list[Candidate]) -> list[Candidate]:
+        best: dict[str, Candidate] = {}
         for c in candidates:
             if c.path not in best or c.score > best[c.path].score:
                 best[c.path] = c
         return sorted(best.values(), key=lambda c: -c.score)
 
-    def _decay(self, candidates: list[_Candidate], half_life: float) -> None:
+    def _decay(self, candidates: list[Candidate], half_life: float) -> None:
         if half_life <= 0:
             return
         now = self.clock().timestamp()
@@ -155,7 +198,9 @@ class SearchService:
 
     # -- output -------------------------------------------------------------------------------
 
-    def _shape(self, best: list[_Candidate], q: Query) -> list[dict[str, Any]]:
+    def _shape(
+        self, best: list[Candidate], q: Query, stale: dict[str, Stale]
+    ) -> list[dict[str, Any]]:
         rows = chunk_rows(self.store, [c.chunk_id for c in best])
         out = []
         for c in best:
@@ -171,6 +216,8 @@ class SearchService:
                 "snippet": snippet(row["text"], q.text),
                 "score": round(c.score, 4),
             }
+            if c.path in stale:
+                item.update(stale[c.path].labels())
             if q.explain:
                 item["explain"] = c.parts
             out.append(item)
@@ -178,6 +225,13 @@ class SearchService:
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _first_per_note(candidates: list[Candidate]) -> list[Candidate]:
+    seen: dict[str, Candidate] = {}
+    for c in candidates:
+        seen.setdefault(c.path, c)
+    return list(seen.values())
 
 
 def _fts_safe(text: str) -> str:

@@ -26,6 +26,7 @@ class IndexState:
 
     def __init__(self, notes: dict[str, NoteRecord], edges: Iterable[Edge]) -> None:
         self.lock = threading.RLock()
+        self.version = 0  # bumped by every apply, so caches derived from notes know to rebuild
         self.notes = notes
         self.catalog = Catalog.build(note_key(n) for n in notes.values())
         self.graph = Graph(notes.keys(), edges)
@@ -49,6 +50,7 @@ class IndexState:
 
     def apply(self, upserts: Iterable[NoteRecord], deletes: Iterable[str]) -> dict[str, list[Edge]]:
         """Take changed and deleted notes in; return the new edges of every source that changed."""
+        self.version += 1
         touched_keys: set[str] = set()
         affected: set[str] = set()
         for path in deletes:

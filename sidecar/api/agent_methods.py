@@ -1,0 +1,98 @@
+"""Methods for agents: ``recall`` (the per-prompt budget), ``session.start`` and reminders.
+
+Recall's limits default to the ``recall.*`` settings when the composition root put settings on
+``services``, so a vault can tune its floor once for every hook, MCP client and script.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from pydantic import Field
+
+from sidecar.api.memory_methods import fresh, when
+from sidecar.api.registry import Method, Params
+from sidecar.errors import UsageError
+from sidecar.services import reminders
+from sidecar.services.context import Services
+from sidecar.services.recall import RecallOptions, recall
+from sidecar.services.session import DEFAULT_BUDGET, session_start
+
+
+class RecallParams(Params):
+    prompt: str = Field(description="The user's prompt (or any question).")
+    max_notes: int | None = Field(None, ge=0, le=20, description="At most this many notes "
+                                  "(default: setting recall.max_notes, 4).")  # fmt: skip
+    max_memory: int | None = Field(None, ge=0, le=20, description="At most this many memory "
+                                   "entries (default: setting recall.max_memory, 3).")  # fmt: skip
+    min_score: float | None = Field(None, ge=0, le=1, description="Cosine floor below which "
+                                    "recall abstains (default: setting recall.min_score).")  # fmt: skip
+    include_superseded: bool = Field(False, description="Also superseded notes and entries.")
+
+
+class SessionParams(Params):
+    budget: int = Field(DEFAULT_BUDGET, ge=0, le=100_000, description="Most characters of text.")
+    query: str = Field("", description="Rank the warmup by relevance to this (e.g. the project).")
+
+
+class DueParams(Params):
+    within: float = Field(reminders.DEFAULT_WITHIN, ge=0, description="Upcoming: due within "
+                          "this many seconds.")  # fmt: skip
+
+
+class SnoozeParams(Params):
+    id: str = Field(description="The reminder's id.")
+    seconds: float | None = Field(None, ge=0, description="Due again this many seconds from now.")
+    until: str | None = Field(None, description="Due again at this ISO 8601 time.")
+
+
+def options(s: Services, p: RecallParams) -> RecallOptions:
+    base = RecallOptions()
+    values: dict[str, Any] = dict(s.settings.values) if s.settings is not None else {}
+
+    def pick(given: Any, key: str, default: Any) -> Any:
+        return given if given is not None else values.get(key, default)
+
+    return RecallOptions(
+        max_notes=int(pick(p.max_notes, "recall.max_notes", base.max_notes)),
+        max_memory=int(pick(p.max_memory, "recall.max_memory", base.max_memory)),
+        min_score=float(pick(p.min_score, "recall.min_score", base.min_score)),
+        min_lexical=float(values.get("recall.min_lexical", base.min_lexical)),
+        include_superseded=p.include_superseded,
+    )
+
+
+def do_recall(s: Services, p: RecallParams) -> dict[str, Any]:
+    with contextlib.suppress(Exception):  # recall fails closed below; not here
+        fresh(s)
+    return recall(s, p.prompt, options(s, p))
+
+
+def start(s: Services, p: SessionParams) -> dict[str, Any]:
+    with contextlib.suppress(Exception):  # session start never fails its caller
+        fresh(s)
+    return session_start(s, p.budget, p.query)
+
+
+def due(s: Services, p: DueParams) -> dict[str, Any]:
+    fresh(s)
+    return reminders.due_and_upcoming(s.memory, p.within)
+
+
+def snooze(s: Services, p: SnoozeParams) -> dict[str, Any]:
+    if p.seconds is None and not p.until:
+        raise UsageError("snooze needs seconds or until")
+    until = when(p.until, None, s.clock()) if p.until else None
+    return reminders.snooze(s.memory, p.id, p.seconds, until)
+
+
+METHODS = [
+    Method("recall", RecallParams, do_recall, "The few notes and memory entries that matter for "
+           "a prompt, or an abstention; never fails (errors abstain)."),
+    Method("session.start", SessionParams, start, "Due reminders, the newest handoff and a "
+           "warmup of memory and notes, as text within a budget."),
+    Method("reminders.due", DueParams, due, "Reminders that are due, and those coming up."),
+    Method("reminders.snooze", SnoozeParams, snooze, "Move a reminder's due time later.",
+           read_only=False),
+]  # fmt: skip

@@ -1,0 +1,177 @@
+"""``memory.*`` methods: write, get, list, search, delete (archive), confirm, link, export, import,
+history. Field names follow DESIGN section 6 (``memory.write`` takes ``id, title, entry_type,
+content, tags, due_in, due_at, ttl, relations``) so scripts and agents can rely on them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from sidecar.api.registry import Method, Params
+from sidecar.core.memory import RELATIONS, parse_time
+from sidecar.errors import UsageError
+from sidecar.services import memory_io
+from sidecar.services.context import Services
+from sidecar.services.memory_search import search as memory_search
+
+EntryType = Literal["topic", "problem", "decision", "reminder", "prior", "handoff"]
+Status = Literal["active", "superseded", "refuted", "archived", "all"]
+Id = Field(description="The entry's id (its file name without .md).")
+
+
+def fresh(services: Services) -> None:
+    """Without a daemon nothing rescans the folder in the background: catch up with edits made
+    in the editor, and archive what expired, before answering."""
+    if services.runtime is None:
+        services.memory.index.sync()
+        services.memory.expire()
+
+
+def when(text: str | None, seconds: float | None, now: dt.datetime) -> dt.datetime | None:
+    """``due_at`` (ISO 8601) or ``due_in`` (seconds from now), not both."""
+    if text and seconds is not None:
+        raise UsageError("give due_at or due_in, not both")
+    if seconds is not None:
+        return now + dt.timedelta(seconds=seconds)
+    try:
+        return parse_time(text)
+    except ValueError as exc:
+        raise UsageError(f"not an ISO 8601 time: {text!r}") from exc
+
+
+class WriteParams(Params):
+    id: str | None = Field(
+        None,
+        description="Entry id; made from the title when omitted. "
+        "An existing id updates that entry (its old text is kept as a revision).",
+    )
+    title: str = Field(min_length=1, description="One line that states the fact.")
+    entry_type: EntryType = Field("topic", description="What kind of memory this is.")
+    content: str = Field("", description="The body, Markdown.")
+    tags: list[str] = Field(default_factory=list)
+    due_in: float | None = Field(
+        None, ge=0, description="Reminders: due this many seconds from now."
+    )
+    due_at: str | None = Field(None, description="Reminders: due at this ISO 8601 time.")
+    ttl: float | None = Field(None, gt=0, description="Archive the entry after this many seconds.")
+    relations: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Typed edges to entries or notes: {supports|contradicts|supersedes|"
+        "derived_from|relates_to: [id or note name]}. supersedes marks the target superseded.",
+    )
+    source_type: Literal["official_docs", "user_statement", "auto_extracted", "inference"] = (
+        "user_statement"
+    )
+    agent: str = Field("", description="Who wrote it (provenance), e.g. claude-code.")
+    confidence: float | None = Field(None, ge=0, le=1)
+    on_duplicate: Literal["reject", "contradicts"] = Field(
+        "reject", description="A near-duplicate of an active entry is refused, or written and "
+        "linked to it as contradicts.")  # fmt: skip
+
+    @field_validator("relations")
+    @classmethod
+    def _known(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        unknown = sorted(set(value) - set(RELATIONS))
+        if unknown:
+            raise ValueError(f"unknown relation {', '.join(unknown)}; use {', '.join(RELATIONS)}")
+        return value
+
+
+class IdParams(Params):
+    id: str = Id
+
+
+class ListParams(Params):
+    types: list[EntryType] = Field(default_factory=list, description="Only these entry types.")
+    tags: list[str] = Field(default_factory=list, description="Only entries with all these tags.")
+    status: Status = Field("active", description="Entry status; all includes archived.")
+    limit: int = Field(100, ge=1, le=10000)
+
+
+class SearchParams(Params):
+    query: str = Field(min_length=1)
+    limit: int = Field(10, ge=1, le=200)
+    types: list[EntryType] = Field(default_factory=list)
+    status: Status = "active"
+    mode: Literal["hybrid", "semantic", "lexical"] = "hybrid"
+
+
+class ConfirmParams(Params):
+    id: str = Id
+    refute: bool = Field(False, description="Refute instead: status refuted, refutations + 1.")
+
+
+class LinkParams(Params):
+    id: str = Id
+    relation: Literal["supports", "contradicts", "supersedes", "derived_from", "relates_to"]
+    target: str = Field(min_length=1, description="A memory id or a note name.")
+    remove: bool = Field(False, description="Remove this edge instead of adding it.")
+
+
+class ExportParams(Params):
+    include_archived: bool = True
+
+
+class ImportParams(Params):
+    entries: list[dict[str, Any]] = Field(
+        description="Entries as memory.export writes them, mdkb-style objects, or "
+        '{"id": ..., "text": <entry file>} for raw entry files.')  # fmt: skip
+    on_conflict: Literal["skip", "replace"] = "skip"
+
+
+def write(s: Services, p: WriteParams) -> dict[str, Any]:
+    due = when(p.due_at, p.due_in, s.clock())
+    return s.memory.write(
+        id=p.id, title=p.title, entry_type=p.entry_type, content=p.content, tags=p.tags,
+        due_at=due, ttl=p.ttl, relations=p.relations, source_type=p.source_type, agent=p.agent,
+        confidence=p.confidence, on_duplicate=p.on_duplicate,
+    )  # fmt: skip
+
+
+def get(s: Services, p: IdParams) -> dict[str, Any]:
+    fresh(s)
+    return s.memory.get(p.id)
+
+
+def list_(s: Services, p: ListParams) -> dict[str, Any]:
+    fresh(s)
+    return s.memory.entries(p.types, p.tags, p.status, p.limit)
+
+
+def search(s: Services, p: SearchParams) -> dict[str, Any]:
+    fresh(s)
+    return memory_search(s.memory, p.query, p.limit, p.types, p.status, p.mode)
+
+
+def history(s: Services, p: IdParams) -> dict[str, Any]:
+    fresh(s)
+    return s.memory.history(p.id)
+
+
+def export(s: Services, p: ExportParams) -> dict[str, Any]:
+    fresh(s)
+    return memory_io.export(s.memory, p.include_archived)
+
+
+METHODS = [
+    Method("memory.write", WriteParams, write, "Write a memory entry (near-duplicates refused).",
+           read_only=False),
+    Method("memory.get", IdParams, get, "One memory entry with its body and typed links."),
+    Method("memory.list", ListParams, list_, "Memory entries, newest first."),
+    Method("memory.search", SearchParams, search, "Find memory entries by words or meaning."),
+    Method("memory.delete", IdParams, lambda s, p: s.memory.delete(p.id),
+           "Archive a memory entry (entries are never deleted).", read_only=False),
+    Method("memory.confirm", ConfirmParams, lambda s, p: s.memory.confirm(p.id, p.refute),
+           "Confirm a memory entry, or refute it.", read_only=False),
+    Method("memory.link", LinkParams,
+           lambda s, p: s.memory.link(p.id, p.relation, p.target, p.remove),
+           "Add or remove a typed edge from an entry to an entry or a note.", read_only=False),
+    Method("memory.export", ExportParams, export, "Every memory entry as one JSON document."),
+    Method("memory.import", ImportParams,
+           lambda s, p: memory_io.import_entries(s.memory, p.entries, p.on_conflict),
+           "Restore memory entries from an export, mdkb objects or entry files.",
+           read_only=False),
+    Method("memory.history", IdParams, history, "The last revisions of a memory entry."),
+]  # fmt: skip

@@ -1,0 +1,122 @@
+"""Typed relations and the graph's richer views: traverse, current truth, unlinked mentions,
+semantic edges, and the HTML export.
+
+The taxonomy (``[relations]``) and the stale statuses (``search.stale_statuses``) come from the
+vault's settings when the composition root put them on ``services``; otherwise the defaults,
+so these methods work in tests and before a config file exists.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from sidecar.api.lint_methods import setup as lint_setup
+from sidecar.api.registry import Method, Params
+from sidecar.core.graph_html import graph_data, render_html
+from sidecar.core.relations import Taxonomy
+from sidecar.errors import UsageError
+from sidecar.services.graph_rank import GraphOptions
+from sidecar.services.lint import run_lint
+from sidecar.services.relations import current_for, mentions_of, traverse_from
+
+if TYPE_CHECKING:
+    from sidecar.services.context import Services
+
+Note = Field(description="Vault-relative path (with or without .md), or a unique note name.")
+
+
+def _values(services: Services) -> Any:
+    return getattr(getattr(services, "settings", None), "values", {})
+
+
+def taxonomy_of(services: Services) -> Taxonomy:
+    values = _values(services)
+    try:
+        return Taxonomy.from_config(
+            dict(values.get("relations.pairs", {})),
+            list(values.get("relations.symmetric", [])),
+            list(values.get("relations.known", [])),
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def graph_options(services: Services) -> GraphOptions:
+    """What search needs from the settings: the taxonomy and which statuses mean "stale"."""
+    statuses = _values(services).get("search.stale_statuses")
+    base = GraphOptions(taxonomy=taxonomy_of(services))
+    if statuses is None:
+        return base
+    stale = frozenset(str(s).strip().lower() for s in statuses)
+    return GraphOptions(taxonomy=base.taxonomy, stale_statuses=stale)
+
+
+def _note(services: Services, arg: str) -> str:
+    with services.state.lock:
+        return services.graph.note(arg)
+
+
+class TraverseParams(Params):
+    note: str = Note
+    relation: str = Field(min_length=1, description="Relation to follow, either spelling.")
+    depth: int = Field(1, ge=1, le=5, description="Hops to follow.")
+    inverse: bool = Field(False, description="Walk the relation backwards.")
+
+
+class NoteParams(Params):
+    note: str = Note
+
+
+class EdgesParams(Params):
+    note: str | None = Field(None, description="Only this note's edges; none: the clusters.")
+
+
+class HtmlParams(Params):
+    title: str = Field("Vault graph", description="Page title.")
+
+
+def traverse(services: Services, p: TraverseParams) -> dict[str, Any]:
+    root = _note(services, p.note)
+    return traverse_from(
+        services.state, taxonomy_of(services), root, p.relation, p.inverse, p.depth
+    )
+
+
+def current(services: Services, p: NoteParams) -> dict[str, Any]:
+    return current_for(services.state, taxonomy_of(services), _note(services, p.note))
+
+
+def mentions(services: Services, p: NoteParams) -> dict[str, Any]:
+    return mentions_of(services.state, services.vault, _note(services, p.note))
+
+
+def edges(services: Services, p: EdgesParams) -> dict[str, Any]:
+    if p.note is None:
+        return services.search.edges.clusters()
+    return services.search.edges.for_note(_note(services, p.note))
+
+
+def html(services: Services, p: HtmlParams) -> dict[str, Any]:
+    taxonomy, config = lint_setup(services)
+    findings = run_lint(services.state, taxonomy, config).to_dict()["findings"]
+    with services.state.lock:
+        data = graph_data(services.state.notes, list(services.state.graph.edges()), taxonomy,
+                          findings)  # fmt: skip
+    return {"html": render_html(data, p.title), "nodes": len(data["nodes"]),
+            "edges": len(data["edges"]), "problems": len(findings)}  # fmt: skip
+
+
+METHODS = [
+    Method("graph.traverse", TraverseParams, traverse,
+           "Notes reached along one typed relation, either direction, with depth and edge."),
+    Method("graph.current", NoteParams, current,
+           "Follow supersedes to the newest note; reports a cycle instead of looping."),
+    Method("note.mentions", NoteParams, mentions,
+           "Notes that name this note (title, file name, aliases) without linking it."),
+    Method("note.edges", EdgesParams, edges,
+           "Semantic edges of a note: link context, cluster label, strength.", needs_vectors=True),
+    Method("graph.html", HtmlParams, html,
+           "The graph as a self-contained HTML page (typed edges coloured, lint marked)."),
+]  # fmt: skip

@@ -1,0 +1,167 @@
+"""Typed traversal and "current truth" over small vaults written here, both relation styles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.api import build_registry
+from sidecar.core.facts import Facts
+from sidecar.core.relations import Taxonomy
+from sidecar.core.traverse import current_of, local_superseders, superseders_in, traverse
+from sidecar.embed import TinyEmbedder
+from sidecar.errors import UsageError
+from sidecar.services.context import Services
+from tests.conftest import VaultFactory
+
+Call = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+# depends_on written three ways: a relations block, a top-level key, and the inverse key on the
+# other end (Db says it is required_by Api; nobody writes "Api depends_on Db").
+DEPENDS = {
+    "App.md": "---\nrelations:\n  depends_on: ['[[Api]]']\n---\n# App\n",
+    "Api.md": "---\ntitle: Api\n---\n# Api\n",
+    "Db.md": "---\nrequired_by: '[[Api]]'\n---\n# Db\n",
+    "Cache.md": "---\ndepends_on: ['[[Db]]']\n---\n# Cache\n",
+}
+
+FORWARD = {  # every supersedes fact written on the newer note
+    "A1.md": "# A1\n\nSessions in Postgres.\n",
+    "A2.md": "---\nrelations: {supersedes: ['[[A1]]']}\n---\n# A2\n\nSessions in Memcached.\n",
+    "A3.md": "---\nsupersedes: '[[A2]]'\n---\n# A3\n\nSessions in Redis.\n",
+}
+BACKWARD = {  # the same facts written on the older note, as superseded_by
+    "A1.md": "---\nsuperseded_by: '[[A2]]'\n---\n# A1\n\nSessions in Postgres.\n",
+    "A2.md": "---\nrelations:\n  superseded_by: [A3]\n---\n# A2\n\nSessions in Memcached.\n",
+    "A3.md": "# A3\n\nSessions in Redis.\n",
+}
+MIXED = {  # half and half, and one fact stated from both ends
+    "A1.md": "---\nsuperseded_by: '[[A2]]'\n---\n# A1\n\nSessions in Postgres.\n",
+    "A2.md": "---\nsupersedes: '[[A1]]'\n---\n# A2\n\nSessions in Memcached.\n",
+    "A3.md": "---\nrelations: {supersedes: ['[[A2]]']}\n---\n# A3\n\nSessions in Redis.\n",
+}
+
+CYCLE = {  # C1 -> C2 -> C3 -> C1, in three different spellings
+    "C1.md": "---\nsupersedes: '[[C2]]'\n---\n# C1\n",
+    "C2.md": "---\nrelations: {supersedes: ['[[C3]]']}\n---\n# C2\n",
+    "C3.md": "---\nsupersedes: '[[C1]]'\n---\n# C3\n",
+    "Old.md": "---\nsuperseded_by: '[[C1]]'\n---\n# Old\n",
+}
+
+
+@pytest.fixture
+def call(make_vault: VaultFactory, tmp_path: Path) -> Iterator[Callable[[dict[str, str]], Call]]:
+    opened: list[Services] = []
+    registry = build_registry()
+
+    def open_(files: dict[str, str]) -> Call:
+        s = Services.open(make_vault(dict(files)), tmp_path / f"d{len(opened)}",
+                          embedder=TinyEmbedder())  # fmt: skip
+        s.reindex()
+        opened.append(s)
+        return lambda method, params: registry.call(s, method, params)
+
+    yield open_
+    for s in opened:
+        s.close()
+
+
+def paths(result: dict[str, Any]) -> list[tuple[str, int]]:
+    return [(n["path"], n["depth"]) for n in result["nodes"]]
+
+
+def test_typed_traversal_forward_follows_every_spelling(call: Callable[..., Call]) -> None:
+    c = call(DEPENDS)
+    out = c("graph.traverse", {"note": "App", "relation": "depends_on", "depth": 3})
+    assert out["root"] == "App.md" and out["relation"] == "depends_on"
+    assert paths(out) == [("Api.md", 1), ("Db.md", 2)]
+    db = out["nodes"][1]["via"]
+    assert db["source"] == "Api.md" and db["relation"] == "depends_on"
+    assert db["stated"] == [{"path": "Db.md", "relation": "required_by", "line": 0}]
+
+
+def test_typed_traversal_backward_by_inverse_flag_or_inverse_name(
+    call: Callable[..., Call],
+) -> None:
+    c = call(DEPENDS)
+    flag = c("graph.traverse", {"note": "Db", "relation": "depends_on", "inverse": True,
+                                "depth": 5})  # fmt: skip
+    name = c("graph.traverse", {"note": "Db", "relation": "required_by", "depth": 5})
+    assert paths(flag) == paths(name) == [("Api.md", 1), ("Cache.md", 1), ("App.md", 2)]
+    assert flag["relation"] == name["relation"] == "required_by"
+    assert name["direction"] == "backward" and name["canonical"] == "depends_on"
+    # depth limits the walk; the walk of the inverse name with --inverse goes forward again
+    assert paths(c("graph.traverse", {"note": "Db", "relation": "required_by"})) == [
+        ("Api.md", 1), ("Cache.md", 1)]  # fmt: skip
+    fwd = c("graph.traverse", {"note": "Api", "relation": "required_by", "inverse": True})
+    assert paths(fwd) == [("Db.md", 1)]
+
+
+@pytest.mark.parametrize("files", [FORWARD, BACKWARD, MIXED], ids=["forward", "backward", "mixed"])
+def test_both_styles_give_the_same_facts(call: Callable[..., Call], files: dict[str, str]) -> None:
+    c = call(files)
+    down = c("graph.traverse", {"note": "A3", "relation": "supersedes", "depth": 5})
+    up = c("graph.traverse", {"note": "A1", "relation": "superseded_by", "depth": 5})
+    assert paths(down) == [("A2.md", 1), ("A1.md", 2)]
+    assert paths(up) == [("A2.md", 1), ("A3.md", 2)]
+    cur = c("graph.current", {"note": "A1"})
+    assert cur == {"path": "A1.md", "current": "A3.md", "chain": ["A1.md", "A2.md", "A3.md"],
+                   "status": None}  # fmt: skip
+    assert c("graph.current", {"note": "A3"})["chain"] == ["A3.md"]
+
+
+def test_a_fact_stated_from_both_ends_lists_both_edges(call: Callable[..., Call]) -> None:
+    out = call(MIXED)("graph.traverse", {"note": "A2", "relation": "supersedes"})
+    assert out["nodes"][0]["via"]["stated"] == [
+        {"path": "A2.md", "relation": "supersedes", "line": 0},
+        {"path": "A1.md", "relation": "superseded_by", "line": 0},
+    ]
+
+
+def test_three_note_supersedes_cycle_is_reported_not_looped(call: Callable[..., Call]) -> None:
+    c = call(CYCLE)
+    out = c("graph.current", {"note": "Old"})
+    assert out["current"] is None
+    assert out["chain"] == ["Old.md", "C1.md", "C3.md", "C2.md"]
+    assert out["cycle"] == ["C1.md", "C3.md", "C2.md", "C1.md"]
+    for note in ("C1", "C2", "C3"):
+        res = c("graph.current", {"note": note})
+        assert res["current"] is None and len(res["cycle"]) == 4
+    walk = c("graph.traverse", {"note": "C1", "relation": "supersedes", "depth": 5})
+    assert paths(walk) == [("C2.md", 1), ("Old.md", 1), ("C3.md", 2)]  # each once: cycle-safe
+
+
+def test_current_prefers_a_way_out_of_a_cycle_and_reports_forks() -> None:
+    sup = {"a": ["b", "x"], "b": ["a"], "x": ["y", "z"]}
+    res = current_of("a", lambda p: sup.get(p, []))
+    assert res.current == "y" and res.chain == ("a", "x", "y") and res.alternatives == ("z",)
+    assert res.cycle == ()
+
+
+def test_traverse_core_on_plain_edges() -> None:
+    from sidecar.core.model import Edge
+
+    def edge(src: str, rel: str, dst: str) -> Edge:
+        return Edge(src, dst, dst, rel, dst, True, False, 0, "", "", "valid")
+
+    tax = Taxonomy.default()
+    edges = [edge("a", "contradicts", "b"), edge("c", "contradicts", "b"), edge("a", "owner", "p")]
+    facts = Facts(edges, tax)
+    assert [h.path for h in traverse(facts, "b", "contradicts", depth=2)] == ["a", "c"]
+    assert [h.path for h in traverse(facts, "a", "owner")] == ["p"]  # untyped: as written
+    assert [h.path for h in traverse(facts, "p", "owner", inverse=True)] == ["a"]
+    from sidecar.core.graph import Graph
+
+    g = Graph(["a", "b"], [edge("b", "superseded_by", "a")])
+    assert local_superseders(g, tax)("b") == ["a"] == superseders_in(Facts(g.edges(), tax))("b")
+
+
+def test_bad_params_are_usage_errors(call: Callable[..., Call]) -> None:
+    c = call(DEPENDS)
+    with pytest.raises(UsageError):
+        c("graph.traverse", {"note": "App", "relation": "depends_on", "depth": 6})
+    with pytest.raises(UsageError):
+        c("graph.traverse", {"note": "App", "relation": ""})
