@@ -142,8 +142,13 @@ def section_ok(hit: dict[str, Any], expected: str) -> bool:
 
 def mdmem(model: str, dump: bool, kw: dict[str, Any]) -> dict[str, Any]:
     queries = json.loads((MDMEM / "scripts" / "eval_data" / "queries.json").read_text("utf-8"))
+    neg = json.loads((MDKB / "recall-options" / "translations-openrouter.json").read_text())["neg"]
     out: dict[str, Any] = {}
     with opened(mdmem_files(), model) as s:
+        lat: list[float] = []
+        abstained = sum(timed(s, p, lat, **kw)["abstained"] for p in neg)
+        out["mdkb_neg_prompts"] = {"n": len(neg), "abstained": abstained / len(neg),
+                                   "latency_ms": _lat(lat)}  # fmt: skip
         for split in ("dev", "held_out"):
             for shape, items in queries[split].items():
                 lat: list[float] = []
@@ -152,7 +157,9 @@ def mdmem(model: str, dump: bool, kw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _score(rows: list[tuple[dict[str, Any], dict[str, Any]]], shape: str, dump: bool) -> dict[str, Any]:
+def _score(
+    rows: list[tuple[dict[str, Any], dict[str, Any]]], shape: str, dump: bool
+) -> dict[str, Any]:
     n = len(rows)
     if shape == "no_answer":
         return {"n": n, "abstained": sum(r["abstained"] for _, r in rows) / n}
@@ -174,8 +181,10 @@ def _dump(on: bool, query: str, r: dict[str, Any], expected: list[str]) -> None:
         return
     notes = [(n["path"], n.get("heading"), n["cosine"], n["bm25"]) for n in r["notes"]]
     mem = [(m["id"], m["cosine"]) for m in r["memory"]]
-    print(f"Q {query!r} expect {expected}\n   notes {notes}\n   memory {mem} {r['reason']}",
-          file=sys.stderr)
+    print(
+        f"Q {query!r} expect {expected}\n   notes {notes}\n   memory {mem} {r['reason']}",
+        file=sys.stderr,
+    )
 
 
 def _lat(values: list[float]) -> dict[str, float]:

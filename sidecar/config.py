@@ -42,6 +42,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("daemon.compact_idle_seconds", 60, "Compact the index after this long without writes."),
     Setting("daemon.socket_path", "", "Unix socket path; empty means $XDG_RUNTIME_DIR/sidecar/."),
     Setting("lint.severity", {}, "Per rule: error, warning, info or off, e.g. {orphan = \"off\"}."),
+    Setting("lint.schedule", "0 3 * * *", "When the daemon lints the graph (cron, UTC); a run "
+            "missed while the machine slept happens at the next start."),
+    Setting("lint.report_note", "", "If set, the daemon writes its lint report as this note "
+            "(vault-relative path), e.g. \"Sidecar/Lint report.md\"."),
     Setting("lint.exclude", [], "Note path globs or prefixes never reported, e.g. [\"Templates/\"]."),
     Setting("relations.pairs", {}, "Extra typed relations: forward = inverse, e.g. "
             "{blocks = \"blocked_by\"}."),

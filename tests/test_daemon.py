@@ -194,3 +194,36 @@ def _fresh_export(vault: Path) -> dict[str, Any]:
             return s.graph.export()
         finally:
             s.close()
+
+
+def test_scheduled_lint_catches_up_writes_the_report_and_notifies() -> None:
+    import shutil
+    import tempfile
+
+    from tests.daemon_harness import daemon_env
+
+    state = Path(tempfile.mkdtemp(dir="/tmp", prefix="sct"))
+    vault = state / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    env = {**daemon_env(state), "SIDECAR_LINT_REPORT_NOTE": "Sidecar/Lint report.md",
+           "SIDECAR_LINT_SCHEDULE": "* * * * *"}  # fmt: skip
+    d = start(vault, env)
+    try:
+        with d.client() as c:
+            deadline = time.monotonic() + 30
+            while c.call("lint.last")["ran_at"] is None:  # the missed first run, at start-up
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            last = c.call("lint.last")
+            assert any(f["rule"] == "dangling_target" for f in last["findings"])
+            report = (vault / "Sidecar" / "Lint report.md").read_text("utf-8")
+            assert "[[daily/2026-11-28]]" in report or "[[2026-11-28]]" in report
+            # the report note is indexed but not itself linted as an orphan
+            assert not any(f["note"] == "Sidecar/Lint report.md" for f in last["findings"])
+            with d.client() as sub:
+                events = sub.subscribe(["lint.completed"], timeout=75)
+                name, params = next(events)  # the every-minute schedule fires
+                assert name == "lint.completed" and params["summary"]["total"] >= 1
+    finally:
+        d.stop()
+        shutil.rmtree(state, ignore_errors=True)

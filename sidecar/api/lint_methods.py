@@ -88,7 +88,19 @@ def fix(services: Services, p: FixParams) -> dict[str, Any]:
     }
 
 
+class NoParams(Params):
+    pass
+
+
+def last(services: Services, p: NoParams) -> dict[str, Any]:
+    from sidecar.store.files import read_json
+
+    return dict(read_json(services.data_dir / "lint-last.json", {"ran_at": None}))
+
+
 METHODS = [
+    Method("lint.last", NoParams, last,
+           "The daemon's last scheduled lint report (ran_at null if none yet)."),
     Method("lint.run", LintParams, run,
            "Graph lint: findings with rule, severity, note, line and fix hint."),
     Method("lint.fix", FixParams, fix,

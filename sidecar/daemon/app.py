@@ -22,6 +22,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from sidecar.api import Registry
 from sidecar.config import Settings
+from sidecar.daemon import lint_job
 from sidecar.daemon.debounce import Debouncer
 from sidecar.daemon.memory_jobs import MemoryJobs
 from sidecar.daemon.notify import sd_notify
@@ -47,6 +48,7 @@ class Daemon:
         self.settings = settings
         self.services = services
         self.registry = registry
+        services.settings = settings
         self.socket_path = socket_path_for(settings)
         self.debouncer = Debouncer(int(settings["watch.debounce_ms"]) / 1000, time.monotonic)
         self.writer = Writer()
@@ -175,6 +177,9 @@ class Daemon:
         assert self.services.runtime is not None
         self.services.runtime["ready"] = True
         _log.info("index up to date: %d notes", len(self.services.state.notes))
+        cron = str(self.settings["lint.schedule"])
+        if lint_job.missed(cron, self.services.meta.get("lint_last_run"), self.services.clock()):
+            await self._lint()  # a nightly run was missed (first start, or asleep): catch up
 
     async def _health(self) -> None:
         present = self.services.vault.root.is_dir()
@@ -190,6 +195,15 @@ class Daemon:
         assert self.services.runtime is not None
         self.services.runtime.update(watching=self.watcher.alive, queue=self.writer.pending)
 
+    async def _lint(self) -> None:
+        try:
+            result = await self.writer.submit(lambda: lint_job.run_scheduled(self.services))
+        except Exception:
+            _log.exception("scheduled lint failed")
+            return
+        await self.server.notify("lint.completed", {"ran_at": result["ran_at"],
+                                                    "summary": result["summary"]})  # fmt: skip
+
     async def _compact(self) -> None:
         idle = time.monotonic() - self.writer.last_write
         limit = int(self.settings["daemon.compact_idle_seconds"])
@@ -202,6 +216,8 @@ class Daemon:
         self.scheduler.add_job(self._compact, "interval", seconds=30, id="compact")
         memory = MemoryJobs(self.services, self.writer, self.server.notify)
         self.scheduler.add_job(memory.tick, "interval", seconds=1, id="memory")
+        self.scheduler.add_job(self._lint, lint_job.trigger(str(self.settings["lint.schedule"])),
+                               id="lint")  # fmt: skip
         minutes = int(self.settings["watch.rescan_minutes"])
         if minutes > 0:
             self.scheduler.add_job(
@@ -225,6 +241,7 @@ class Daemon:
             _log.warning("config not reloaded: %s", exc.message)
             return
         self.settings = fresh
+        self.services.settings = fresh
         self.debouncer.delay = int(fresh["watch.debounce_ms"]) / 1000
         _log.info("config reloaded (debounce %s ms)", fresh["watch.debounce_ms"])
 

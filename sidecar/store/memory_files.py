@@ -87,7 +87,7 @@ class MemoryFolder:
         target, n = folder / f"{stamp}.md", 0
         while target.exists():  # two revisions within one clock tick
             n += 1
-            target = folder / f"{stamp}-{n}.md"
+            target = folder / f"{stamp}_{n:03d}.md"  # sorts after the first
         try:
             atomic_write(target, text.encode("utf-8"), mode=0o644)
             for old in sorted(folder.glob("*.md"))[:-KEEP_REVISIONS]:

@@ -56,10 +56,11 @@ class NodePicker extends SuggestModal<TraverseNode> {
   constructor(
     app: App,
     private readonly nodes: TraverseNode[],
-    private readonly choice: RelationChoice,
+    choice: RelationChoice,
   ) {
     super(app);
-    this.setPlaceholder(`${this.nodes.length} notes along ${relationLabel(choice.relation)}`);
+    const direction = choice.inverse ? "backwards along" : "along";
+    this.setPlaceholder(`${this.nodes.length} notes ${direction} ${relationLabel(choice.relation)}`);
   }
 
   getSuggestions(query: string): TraverseNode[] {
