@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import re
 import sys
@@ -35,6 +36,7 @@ from machine import describe
 
 from sidecar.embed import load_embedder
 from sidecar.services.context import Services
+from sidecar.services.graph_rank import GraphOptions
 from sidecar.services.search import Query
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
@@ -124,7 +126,7 @@ def build_vault(docs: Sequence[Doc], root: Path) -> tuple[dict[str, str], int]:
         title = json.dumps(d.title, ensure_ascii=False)
         head = f"title: {title}\n"
         if first_stem[d.title] != stems[d.doc_id]:  # a later paragraph of the same article
-            head += f"up: \"[[{first_stem[d.title]}]]\"\n"
+            head += f'up: "[[{first_stem[d.title]}]]"\n'
         (root / f"{stems[d.doc_id]}.md").write_text(
             f"---\n{head}---\n# {d.title}\n\n{body}\n", "utf-8"
         )
@@ -143,20 +145,23 @@ def open_index(vault: Path, data: Path) -> tuple[Services, float]:
 
 # -- evaluation -----------------------------------------------------------------------------
 
-Ranker = Callable[[Services, str], list[str]]
+Ranker = Callable[[Services, str, int], list[str]]  # (services, query, k) -> paths, best first
 
 
-def flat(limit: int = 10, **kw: Any) -> Ranker:
-    """Paths in result order."""
-    return lambda s, text: [r["path"] for r in s.search.search(Query(text, limit=limit, **kw))["results"]]
+def ranker(boost: bool = False, hops: int = 1, reserve: float = 0.0, expand: int = 0,
+           **opts: Any) -> Ranker:  # fmt: skip
+    """A search configuration. ``reserve``: the share of the k slots given to graph context
+    (the top ``k - round(k * reserve)`` results, then the context items): what an agent reading
+    k notes would read, so every configuration is judged on the same budget."""
+    graph = GraphOptions(**opts)
 
-
-def expanded(results: int, expand: int = 1, **kw: Any) -> Ranker:
-    """The top ``results`` notes, then the graph context items: what an agent would read."""
-
-    def rank(s: Services, text: str) -> list[str]:
-        out = s.search.search(Query(text, limit=results, expand=expand, **kw))
-        return [r["path"] for r in out["results"]] + [c["path"] for c in out["graph_context"]]
+    def rank(s: Services, text: str, k: int) -> list[str]:
+        slots = round(k * reserve)
+        q = Query(text, limit=k - slots, boost_links=boost, hops=hops, expand=expand if slots
+                  else 0, graph=graph)  # fmt: skip
+        out = s.search.search(q)
+        context = [c["path"] for c in out["graph_context"]][:slots]
+        return [r["path"] for r in out["results"]] + context
 
     return rank
 
@@ -166,18 +171,80 @@ def recall(ranked: Sequence[str], gold: set[str], k: int) -> float:
 
 
 def evaluate(
-    s: Services, paths: dict[str, str], queries: Sequence[tuple[str, str, set[str]]],
-    rankers: dict[str, tuple[Ranker, Ranker]],
-) -> dict[str, dict[str, float]]:  # fmt: skip
-    """Per config: mean Recall@5 (first ranker) and @10 (second), and ms per query."""
-    out = {}
-    for name, (at5, at10) in rankers.items():
-        r5 = r10 = 0.0
-        started = time.perf_counter()
-        for _, text, gold in queries:
-            r5 += recall([paths.get(p, p) for p in at5(s, text)], gold, 5)
-            r10 += recall([paths.get(p, p) for p in at10(s, text)], gold, 10)
-        ms = (time.perf_counter() - started) * 1000 / (2 * len(queries))
-        n = len(queries)
-        out[name] = {"recall@5": round(r5 / n, 4), "recall@10": round(r10 / n, 4), "ms": round(ms, 1)}
+    s: Services, paths: dict[str, str], queries: Sequence[tuple[str, str, set[str]]], rank: Ranker
+) -> dict[str, float]:
+    """Mean Recall@5 and @10 over the queries, and milliseconds per search."""
+    total = {5: 0.0, 10: 0.0}
+    started = time.perf_counter()
+    for _, text, gold in queries:
+        for k in total:
+            total[k] += recall([paths.get(p, p) for p in rank(s, text, k)], gold, k)
+    ms = (time.perf_counter() - started) * 1000 / (2 * len(queries))
+    n = len(queries)
+    return {"recall@5": round(total[5] / n, 4), "recall@10": round(total[10] / n, 4),
+            "ms": round(ms, 1)}  # fmt: skip
+
+
+# Chosen on the tuning split (the first 50 queries of each set, ``--tune``); DESIGN §4's top 3.
+CONFIGS: dict[str, Ranker] = {
+    "flat hybrid": ranker(),
+    "link boost (hops 1)": ranker(boost=True, hops=1),
+    "expansion (1 of 5, 2 of 10 slots; 2 hops)": ranker(reserve=0.2, expand=2),
+    "link boost + expansion": ranker(boost=True, hops=1, reserve=0.2, expand=2),
+}
+
+
+def grid() -> dict[str, Ranker]:
+    out = {"flat hybrid": ranker()}
+    for w, hops, seeds in itertools.product((0.6, 0.7, 0.8, 0.9), (1, 2), (2, 3)):
+        out[f"boost w={w} hops={hops} seeds={seeds}"] = ranker(
+            boost=True, hops=hops, link_weight=w, seeds=seeds
+        )
+    for reserve, hops, seeds in itertools.product((0.2, 0.4), (1, 2), (2, 3)):
+        out[f"expand reserve={reserve} hops={hops} seeds={seeds}"] = ranker(
+            reserve=reserve, expand=hops, seeds=seeds
+        )
     return out
+
+
+def prepare(name: str, work: Path) -> tuple[Services, dict[str, str], list[Any], dict[str, Any]]:
+    docs, queries = load_set(EVAL / name)
+    root = work / name
+    paths, links = build_vault(docs, root / "vault")
+    services, seconds = open_index(root / "vault", root / "data")
+    facts = {"notes": len(docs), "links": links, "queries": len(queries),
+             "index_seconds": round(seconds, 1)}  # fmt: skip
+    return services, paths, queries, facts
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--work", type=Path, default=Path("/tmp/sidecar-graph-bench"))
+    ap.add_argument("--tune", action="store_true", help="Grid on the first 50 queries.")
+    args = ap.parse_args(argv)
+    print(f"_{describe()}_\n")
+    report: dict[str, Any] = {}
+    for name in args.sets.split(","):
+        services, paths, queries, facts = prepare(name, args.work)
+        configs = grid() if args.tune else CONFIGS
+        split = queries[:50] if args.tune else queries
+        try:
+            rows = {label: evaluate(services, paths, split, r) for label, r in configs.items()}
+        finally:
+            services.close()
+        report[name] = {**facts, "evaluated": len(split), "results": rows}
+        print(f"{name}: {facts['notes']} notes, {facts['links']} links, "
+              f"{len(split)} of {facts['queries']} queries\n")  # fmt: skip
+        print("| configuration | Recall@5 | Recall@10 | ms/query |\n|---|---|---|---|")
+        for label, row in rows.items():
+            print(f"| {label} | {row['recall@5']:.3f} | {row['recall@10']:.3f} | {row['ms']} |")
+        print()
+    (args.work / ("tune.json" if args.tune else "report.json")).write_text(
+        json.dumps(report, indent=1)
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

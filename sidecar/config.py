@@ -32,9 +32,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("index.max_file_bytes", 5_000_000, "Notes larger than this are reported, not indexed."),
     Setting("chunk.max_chars", 900, "Longest chunk, in characters (~256 model tokens)."),
     Setting("chunk.overlap_chars", 160, "Overlap carried into the next piece of a split section."),
-    Setting("embed.model", "minilm", "Embedding model: minilm, tiny, onnx:MODEL:TOKENIZER, "
-            "openai:URL:MODEL or ollama:URL:MODEL."),
-    Setting("embed.batch_size", 32, "Chunks per model call."),
+    Setting("embed.model", "minilm", "Embedding model: minilm, tiny[:DIM], "
+            "onnx:MODEL[:TOKENIZER], openai:MODEL[@URL] or ollama:MODEL[@URL]."),
+    Setting("embed.batch_size", 8, "Chunks per model call (the requantised default model "
+            "runs one at a time regardless)."),
     Setting("embed.threads", 2, "Threads the model may use."),
     Setting("watch.debounce_ms", 300, "Quiet time after a save before a note is reindexed."),
     Setting("watch.rescan_minutes", 60, "How often the daemon reconciles the index with the "

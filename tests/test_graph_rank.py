@@ -12,7 +12,7 @@ from sidecar.core.graph import Graph, Step
 from sidecar.core.model import Edge
 from sidecar.embed import TinyEmbedder
 from sidecar.services.context import Services
-from sidecar.services.graph_rank import GraphOptions, boost_factor, reach
+from sidecar.services.graph_rank import GraphOptions, carry, reach
 from sidecar.services.search import Query
 from tests.conftest import VaultFactory
 
@@ -29,7 +29,8 @@ VAULT = {
     "Loose.md": "# Loose\n\n" + SAME,
     "Typed.md": "# Typed\n\n" + SAME,
     "Mid.md": "# Mid\n\nA stepping stone to [[Far]].\n",
-    "Far.md": "# Far\n\n" + SAME,
+    "Far.md": "# Far\n\nA far away note that names beta once among many other unrelated words, "
+    "written long on purpose so that its own match stays weak.\n",
     "Twin one.md": "# Twin one\n\nAlpha beta, alpha beta, alpha.\n",  # unlinked seeds 2 and 3
     "Twin two.md": "# Twin two\n\nAlpha beta, alpha beta, alpha.\n",
     **LEAVES,
@@ -60,28 +61,34 @@ def test_without_boost_linked_and_unlinked_tie(services: Services) -> None:
 
 
 def test_boost_lifts_neighbours_of_the_top_results(services: Services) -> None:
-    out = search(services, boost_links=True)
-    res = scores(out)
-    assert res["Linked.md"]["score"] > res["Loose.md"]["score"]
-    assert res["Linked.md"]["explain"]["link_boost"] == 1.15
-    assert res["Typed.md"]["explain"]["link_boost"] == 1.3  # typed edges weigh more
+    res = scores(search(services, boost_links=True))
+    alpha = res["Alpha.md"]["score"]
+    linked = res["Linked.md"]
+    assert linked["score"] > res["Loose.md"]["score"]
+    assert linked["explain"]["linked_from"] == "Alpha.md" and linked["explain"]["hops"] == 1
+    own = res["Loose.md"]["score"]  # the same text, unlinked: what Linked scored before
+    assert linked["score"] == pytest.approx(0.8 * alpha + 0.01 * own, abs=2e-4)
+    assert res["Typed.md"]["score"] > linked["score"]  # typed edges carry more
     assert "link_boost" not in res["Alpha.md"]["explain"]  # a seed does not boost itself
     assert "link_boost" not in res["Far.md"]["explain"]  # two hops away, hops=1
 
 
 def test_more_hops_reach_further_with_less(services: Services) -> None:
     res = scores(search(services, boost_links=True, hops=2))
-    assert res["Far.md"]["explain"]["link_boost"] == 1.075
-    assert res["Far.md"]["explain"]["hops"] == 2
+    far = res["Far.md"]
+    assert far["explain"]["hops"] == 2
+    before = scores(search(services))["Far.md"]["score"]
+    assert res["Linked.md"]["score"] > far["score"] > before  # lifted, less than one hop
+    assert far["score"] == pytest.approx(0.64 * res["Alpha.md"]["score"] + 0.01 * before, abs=2e-4)
 
 
-def test_boost_factor_halves_per_hop_and_weighs_typed_edges() -> None:
+def test_carry_shrinks_per_hop_and_weighs_typed_edges() -> None:
     opts = GraphOptions()
     link = Edge("a", "b", "b", "link", "b", True, False, 1, "", "", "valid")
     typed = Edge("a", "b", "b", "depends_on", "b", True, False, 0, "", "", "valid")
-    assert boost_factor(Step("b", 1, link, "out"), opts) == 1.15
-    assert boost_factor(Step("b", 3, link, "out"), opts) == 1.0375
-    assert boost_factor(Step("b", 1, typed, "in"), opts) == 1.3
+    assert carry(Step("b", 1, link, "out"), opts) == 0.8
+    assert carry(Step("b", 3, link, "out"), opts) == pytest.approx(0.512)
+    assert carry(Step("b", 1, typed, "in"), opts) == 0.9
     g = Graph(["a", "b", "c"], [link, Edge("c", "b", "b", "link", "b", True, False, 1, "", "",
                                           "valid")])  # fmt: skip
     near = reach(g, ["a"], 2)

@@ -52,14 +52,22 @@ def test_the_daemon_picks_up_an_entry_edited_in_the_editor() -> None:
         assert "Before" in c.call("memory.history", {"id": "edited"})["revisions"][0]["text"]
 
 
+WORDS = ("redis postgres session token cache queue writer index vault graph link note memory "
+         "reminder handoff decision problem topic prior budget recall search lint daemon socket "
+         "watcher model vector chunk heading alias tag relation supersedes").split()  # fmt: skip
+
+
 def _write_until_killed(client: RpcClient, acked: list[str], prefix: str) -> None:
-    """Write entries one after another; an id counts as acknowledged once its call returned."""
+    """Write entries one after another; an id counts as acknowledged once its call returned.
+    Bodies are random words, so the near-duplicate gate lets every one through."""
+    rng = random.Random(prefix)
     n = 0
     try:
         while True:
             entry_id = f"{prefix}-{n}"
+            body = " ".join(rng.choices(WORDS, k=40))
             client.call("memory.write", {"id": entry_id, "title": f"Entry {entry_id}",
-                                         "content": f"body of {entry_id} " * 20})  # fmt: skip
+                                         "content": body})  # fmt: skip
             acked.append(entry_id)
             n += 1
     except DaemonUnreachable:
