@@ -140,6 +140,20 @@ def section_ok(hit: dict[str, Any], expected: str) -> bool:
     return hit.get("heading") == expected
 
 
+def h1(text: str) -> str:
+    return next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")), "")
+
+
+H1 = {path: h1(text) for path, text in mdmem_files().items()} if MDMEM.is_dir() else {}
+
+
+def note_ok(hit: dict[str, Any], expected: str) -> bool:
+    """The right note, whichever section: the expected path's first part is the note's H1."""
+    if "::" in expected:
+        return bool(hit["path"].rsplit("/", 1)[-1] == expected.split("::", 1)[0])
+    return H1.get(hit["path"]) == expected.split(" > ", 1)[0]
+
+
 def mdmem(model: str, dump: bool, kw: dict[str, Any]) -> dict[str, Any]:
     queries = json.loads((MDMEM / "scripts" / "eval_data" / "queries.json").read_text("utf-8"))
     neg = json.loads((MDKB / "recall-options" / "translations-openrouter.json").read_text())["neg"]
@@ -163,16 +177,17 @@ def _score(
     n = len(rows)
     if shape == "no_answer":
         return {"n": n, "abstained": sum(r["abstained"] for _, r in rows) / n}
-    top1 = any1 = hit = abst = 0
+    top1 = any1 = hit = abst = note1 = 0
     for q, r in rows:
         valid = [q["expected"], *[k for k, g in q.get("also_valid", {}).items() if g >= 2]]
         notes = r["notes"]
         top1 += bool(notes) and section_ok(notes[0], q["expected"])
         any1 += bool(notes) and any(section_ok(notes[0], v) for v in valid)
         hit += any(section_ok(nn, v) for nn in notes for v in valid)
+        note1 += bool(notes) and any(note_ok(notes[0], v) for v in valid)
         abst += r["abstained"]
         _dump(dump, q["query"], r, valid)
-    return {"n": n, "top1": top1 / n, "any_valid@1": any1 / n, "hit@budget": hit / n,
+    return {"n": n, "top1": top1 / n, "any_valid@1": any1 / n, "hit@budget": hit / n, "note@1": note1 / n,
             "false_abstention": abst / n}  # fmt: skip
 
 

@@ -117,3 +117,12 @@ def test_index_dir_is_outside_the_vault(vault: Path, tmp_path: Path) -> None:
     sidecar("index", "--vault", str(vault))
     assert sorted(p.relative_to(vault) for p in vault.rglob("*")) == before
     assert any((tmp_path / "xdg-data" / "sidecar").iterdir())
+
+
+def test_in_process_commands_use_the_configured_model(vault: Path) -> None:
+    env = {"SIDECAR_EMBED_MODEL": "tiny:32"}
+    r = sidecar("index", "--vault", str(vault), "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["embedded"] == 14
+    status = json.loads(sidecar("status", "--vault", str(vault), "--json", env=env).stdout)
+    assert (status["model"], status["pending"], status["vectors"]) == ("tiny-hash-32", 0, 14)

@@ -145,6 +145,10 @@ def test_supersede_refute_confirm(s: Services) -> None:
     assert (c["confirmations"], c["confidence"]) == (1, 0.85)
     f = call(s, "memory.confirm", id="new", refute=True)["entry"]
     assert (f["status"], f["refutations"], f["confidence"]) == ("refuted", 1, 0.0)
+    add(s, "v1", "Tokens live 15 minutes")
+    revised = call(s, "memory.write", id="v2", title="Tokens live 15 minutes",
+                   entry_type="decision", relations={"supersedes": ["v1"]})  # fmt: skip
+    assert revised["superseded"] == ["v1"]  # repeating what it supersedes is no duplicate
 
 
 def test_delete_and_expiry_archive_never_delete(s: Services, clock: FakeClock) -> None:

@@ -49,7 +49,9 @@ def test_memory_add_flags_follow_the_design(d: RunningDaemon) -> None:
     assert json.loads(r.stdout)["entry"]["id"] == "call-alice"
     r = sidecar(d, "memory", "add", "--title", "Session keys expire after 14 days", "--content",
                 "Redis keys for sessions have a 14-day TTL.", "--type", "decision", "--json")  # fmt: skip
-    assert r.returncode == 1 and json.loads(r.stdout)["error"]["data"]["duplicate_of"] == "redis-ttl"
+    assert (
+        r.returncode == 1 and json.loads(r.stdout)["error"]["data"]["duplicate_of"] == "redis-ttl"
+    )
     r = sidecar(d, "memory", "add", "--title", "x", "--relates", "nonsense")
     assert r.returncode == 2 and "REL:TARGET" in r.stderr
 

@@ -52,9 +52,11 @@ def test_the_daemon_picks_up_an_entry_edited_in_the_editor() -> None:
         assert "Before" in c.call("memory.history", {"id": "edited"})["revisions"][0]["text"]
 
 
-WORDS = ("redis postgres session token cache queue writer index vault graph link note memory "
-         "reminder handoff decision problem topic prior budget recall search lint daemon socket "
-         "watcher model vector chunk heading alias tag relation supersedes").split()  # fmt: skip
+WORDS = [
+    f"{a}{b}"
+    for a in ("red", "post", "ses", "tok", "cach", "queu", "writ", "ind")
+    for b in ("is", "gres", "sion", "en", "e", "ue", "er", "ex")
+]
 
 
 def _write_until_killed(client: RpcClient, acked: list[str], prefix: str) -> None:

@@ -158,5 +158,6 @@ def test_chromium_draws_nodes_typed_edges_and_problem_marks(tmp_path: Path) -> N
     assert near(img, PROBLEM_RED) > 50  # lint rings
     sup = embedded_data(page.read_text("utf-8"))["colours"]["supersedes"]
     assert near(img, tuple(int(sup[i : i + 2], 16) for i in (1, 3, 5))) > 30  # type: ignore[arg-type]
-    dom = chromium(tmp_path, "--dump-dom", page.as_uri()).stdout
-    assert dom.count('<g class="node') == out["nodes"]
+    dom = chromium(tmp_path, "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri())
+    assert dom.stdout.count('<g class="node') == out["nodes"]
+    assert "Uncaught" not in dom.stderr  # the script ran to the end without an error

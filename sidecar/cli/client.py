@@ -39,18 +39,8 @@ class InProcessClient:
     @property
     def services(self) -> Services:
         if self._services is None:
-            s = self.settings
-            self._services = Services.open(
-                s.vault,
-                s.data_dir,
-                ignore=list(s["index.ignore"]),
-                memory_folder=memory_dir(s.vault, str(s["memory.folder"])),
-                max_file_bytes=int(s["index.max_file_bytes"]),
-                chunk_options=ChunkOptions(
-                    int(s["chunk.max_chars"]), int(s["chunk.overlap_chars"])
-                ),
-            )
-            self._services.settings = s
+            # the same embedder as the daemon's, so vectors stay valid whichever process ran
+            self._services = open_services(self.settings)
             if sys.stderr.isatty():
                 self._services.progress = progress_bar
         return self._services

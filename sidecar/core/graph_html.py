@@ -2,7 +2,8 @@
 
 No CDN, no network: the data sits in the page as JSON and a small inline script lays it out
 (a few hundred steps of a force simulation, run once at load, seeded so the same vault draws the
-same picture) and draws SVG. Works from ``file://`` in any browser, offline, and can be mailed.
+same picture) and draws SVG: wheel to zoom, drag to pan, click a note for its links and problems,
+type to find. Works from ``file://`` in any browser, offline, and can be mailed.
 """
 
 from __future__ import annotations
@@ -165,5 +166,12 @@ function legend() { const box = document.getElementById('legend');
   const p = document.createElement('span'); p.className = 'problem'; p.textContent = '● ! lint problem'; box.appendChild(p); }
 document.getElementById('find').addEventListener('input', ev => { const q = ev.target.value.toLowerCase();
   document.querySelectorAll('.node').forEach(g => { g.style.opacity = !q || g.dataset.path.toLowerCase().includes(q) ? 1 : 0.15; }); });
-layout(); draw(); legend();
+function panZoom() { const svg = document.getElementById('graph'), view = document.getElementById('view');
+  let k = 1, tx = 0, ty = 0, drag = null; const apply = () => view.setAttribute('transform', `translate(${tx},${ty}) scale(${k})`);
+  svg.addEventListener('wheel', ev => { ev.preventDefault(); const f = ev.deltaY < 0 ? 1.2 : 1 / 1.2;
+    tx = ev.clientX - (ev.clientX - tx) * f; ty = ev.clientY - (ev.clientY - ty) * f; k *= f; apply(); }, {passive: false});
+  svg.addEventListener('mousedown', ev => { drag = [ev.clientX - tx, ev.clientY - ty]; });
+  window.addEventListener('mousemove', ev => { if (drag) { tx = ev.clientX - drag[0]; ty = ev.clientY - drag[1]; apply(); } });
+  window.addEventListener('mouseup', () => { drag = null; }); }
+layout(); draw(); legend(); panZoom();
 """

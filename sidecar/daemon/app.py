@@ -61,6 +61,7 @@ class Daemon:
         self._idle_embedding = asyncio.Event()
         self.embedded = 0
         self.embed_batch = 64
+        self.embed_delay = 1.0
         self._loop: asyncio.AbstractEventLoop | None = None
         self.started = time.time()
         services.runtime = {"pid": os.getpid(), "socket": str(self.socket_path), "watching": False,
@@ -116,6 +117,10 @@ class Daemon:
                 self._embed_wake.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._embed_wake.wait(), timeout=30)
+                if self._embed_wake.is_set():
+                    # A save just landed: the person is likely to search for it next. Let those
+                    # queries have both cores (lexical finds the new words already), then embed.
+                    await asyncio.sleep(self.embed_delay)
                 continue
             self._idle_embedding.clear()
             await self.writer.submit(lambda b=batch: stage.commit(b))  # type: ignore[misc]

@@ -146,8 +146,11 @@ class MemoryService:
         return m.unique_id(base, self.index.records)
 
     def _gate(self, entry: Entry) -> tuple[m.Verdict, Any]:
-        """The near-duplicate verdict against the other active entries, and the new vector."""
-        others = [r for r in self.index.snapshot() if r.entry.active and r.entry.id != entry.id]
+        """The near-duplicate verdict against the other active entries (not the ones this
+        entry supersedes: a revised decision may well repeat the old one), and the new vector."""
+        replaced = {m.target_name(t) for t in entry.relation_map().get("supersedes", [])}
+        others = [r for r in self.index.snapshot()
+                  if r.entry.active and r.entry.id != entry.id and r.entry.id not in replaced]  # fmt: skip
         self.index.ensure_vectors()
         vectors = self.index.embed([embed_text(entry)])
         vec = vectors[0] if vectors is not None else None

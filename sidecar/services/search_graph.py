@@ -108,7 +108,9 @@ class GraphStage:
         """Up to 10 notes near the top results, each with its chunk that best fits the query,
         nearest hop first and best-fitting first within a hop; ``text`` is the chunk's text."""
         with self.state.lock:
-            near = expansion(self.state.graph, [c.path for c in best], q.expand, q.graph.seeds)
+            near = expansion(
+                self.state.graph, [c.path for c in best], q.expand, q.graph.expand_seeds
+            )
         near = [(p, s) for p, s in near if allowed is None or p in allowed]
         chunks = self.best_chunks({p for p, _ in near}, vec, q.text)
         near = [(p, s) for p, s in near if p in chunks]

@@ -62,9 +62,10 @@ class MemoryTable:
             existing = set(db.list_tables().tables)
             if "memory" not in existing:
                 self.table = db.create_table("memory", schema=self.schema)
-            elif self._stale(db.open_table("memory")):  # another version or model size:
+            elif self._stale(db.open_table("memory")):
+                # another version or model size: rebuilt from the files, losing only counters
                 self.table = db.create_table("memory", schema=self.schema, mode="overwrite")
-            else:  # rebuilt from the files, losing only the local counters
+            else:
                 self.table = db.open_table("memory")
         except (OSError, ValueError, RuntimeError) as exc:
             raise StoreError(f"cannot open the memory table: {exc}") from exc

@@ -77,6 +77,9 @@ export type LintFixParams = {
   write?: boolean;
 };
 
+/** Params of `lint.last`: The daemon's last scheduled lint report (ran_at null if none yet). */
+export type LintLastParams = Record<string, never>;
+
 /** Params of `lint.run`: Graph lint: findings with rule, severity, note, line and fix hint. */
 export type LintRunParams = {
   /** Also return the report rendered as this format. (default "json") */
@@ -301,6 +304,7 @@ export interface Methods {
   "index.reindex": { params: IndexReindexParams; result: unknown };
   "index.status": { params: IndexStatusParams; result: unknown };
   "lint.fix": { params: LintFixParams; result: unknown };
+  "lint.last": { params: LintLastParams; result: unknown };
   "lint.run": { params: LintRunParams; result: unknown };
   "memory.confirm": { params: MemoryConfirmParams; result: unknown };
   "memory.delete": { params: MemoryDeleteParams; result: unknown };
@@ -338,6 +342,7 @@ export const METHOD_INFO: { readonly [M in MethodName]: { readonly summary: stri
   "index.reindex": { summary: "Bring the index up to date with the vault.", readOnly: false },
   "index.status": { summary: "Counts, pending vectors, failures, last run.", readOnly: true },
   "lint.fix": { summary: "Plan (or with write, apply) the safe frontmatter fixes for one lint rule.", readOnly: false },
+  "lint.last": { summary: "The daemon's last scheduled lint report (ran_at null if none yet).", readOnly: true },
   "lint.run": { summary: "Graph lint: findings with rule, severity, note, line and fix hint.", readOnly: true },
   "memory.confirm": { summary: "Confirm a memory entry, or refute it.", readOnly: false },
   "memory.delete": { summary: "Archive a memory entry (entries are never deleted).", readOnly: false },
