@@ -111,6 +111,8 @@ class Services:
         touched = report.changed_paths + report.deleted_paths
         if touched:  # carried-over vectors of re-parsed notes, none for deleted ones
             self.embed_stage.refresh(touched)
+        if len(touched) >= 200:  # many rewritten rows: compact so searches stay indexed
+            self.store.optimize()
         self.meta["last_indexed"] = self.clock().isoformat(timespec="seconds")
         self.meta["failures"] = self.indexer.failures
         self.meta["vault"] = str(self.vault.root)

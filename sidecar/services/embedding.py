@@ -70,6 +70,10 @@ class EmbedStage:
         while True:
             batch = self.compute(batch_size)
             if batch is None:
+                if done:
+                    # every vector written rewrote its row: fold them back into the full-text
+                    # index now, or the next searches scan them unindexed
+                    self.store.optimize()
                 return done
             self.commit(batch)
             done += len(batch.chunk_ids)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lancedb.index import FTS
+from lancedb.index import FTS, BTree
 
 from sidecar.store.lance import IndexStore, sql_str
 
@@ -28,9 +28,11 @@ class Hit:
 
 
 def ensure_fts_index(store: IndexStore) -> None:
+    """The FTS index, and a B-tree on chunk_id (result rows are fetched by id)."""
     names = {ix.name for ix in store.chunks.list_indices()}
     if f"{FTS_COLUMN}_idx" in names or store.chunks.count_rows() == 0:
         return
+    store.chunks.create_index("chunk_id", config=BTree())
     store.chunks.create_index(
         FTS_COLUMN,
         config=FTS(with_position=True, base_tokenizer="simple", lower_case=True, stem=True,
