@@ -83,6 +83,7 @@ def write_vectors(store: IndexStore, rows: Sequence[tuple[str, str, np.ndarray]]
     result = (
         store.chunks.merge_insert("chunk_id")
         .when_matched_update_all(where="target.content_hash = source.content_hash")
+        .use_index(False)  # lancedb 0.40 panics joining through the chunk_id B-tree
         .execute(table)
     )
     return int(result.num_updated_rows)
