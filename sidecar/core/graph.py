@@ -6,7 +6,7 @@ microseconds, not a rebuild. Self-links are kept apart (reported, never traverse
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -28,16 +28,19 @@ class Graph:
         self.nodes: set[str] = set(nodes)
         self.out: dict[str, list[Edge]] = {}
         self.inc: dict[str, list[Edge]] = {}
+        self.states: Counter[str] = Counter()  # edges by state, kept as edges come and go
         for edge in edges:
             self._add(edge)
 
     def _add(self, edge: Edge) -> None:
+        self.states[edge.state] += 1
         self.out.setdefault(edge.source, []).append(edge)
         if edge.state == "valid" and edge.target is not None:
             self.inc.setdefault(edge.target, []).append(edge)
 
     def replace_source(self, source: str, edges: Iterable[Edge]) -> None:
         for old in self.out.pop(source, []):
+            self.states[old.state] -= 1
             if old.state == "valid" and old.target is not None:
                 incoming = self.inc.get(old.target, [])
                 if old in incoming:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import gc
 import logging
 import os
 import signal
@@ -34,6 +36,14 @@ from sidecar.services.indexer import IndexReport
 from sidecar.transports.unix import RpcServer, default_socket_path
 
 _log = logging.getLogger("sidecar.daemon")
+
+
+def release_free_memory() -> None:
+    """Give freed heap back to the OS after bursts (a cold index leaves ~15% of the daemon's
+    resident memory as free glibc heap). A no-op where glibc is absent."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def socket_path_for(settings: Settings) -> Path:
@@ -215,6 +225,7 @@ class Daemon:
         if self.writer.writes_since_compact and idle >= limit and not self.writer.busy:
             await self.writer.submit(self.services.store.optimize, counts_as_write=False)
             self.writer.writes_since_compact = 0
+            release_free_memory()
 
     def _schedule(self) -> None:
         self.scheduler.add_job(self._health, "interval", seconds=5, id="health")

@@ -32,7 +32,7 @@ class GraphOptions:
     ``link_weight``/``typed_weight``: a note one link from a top result is lifted to that
     result's score times the weight, two links away times its square (closer = larger). Tuned
     on the first 50 questions of musique- and hotpotqa-hipporag-100 (bench/graph_retrieval.py,
-    docs/bench-graph.md), where this beat mdvdb's flat ``x(1 + 0.15 / 2^(d-1))``; a declared
+    docs/benchmarks.md, graph-aware retrieval), where this beat mdvdb's flat ``x(1 + 0.15 / 2^(d-1))``; a declared
     relation says more than a passing mention, so typed edges carry more (not tuned: the
     benchmark vaults have none)."""
 

@@ -72,10 +72,11 @@ class Indexer:
         report = IndexReport()
         scope_set = frozenset(scope) if scope is not None else None
         disk = self._disk(scope_set)
-        with self.state.lock:
-            indexed = {
-                p: Indexed(n.mtime_ns, n.size, n.content_hash) for p, n in self.state.notes.items()
-            }
+        with self.state.lock:  # a watcher batch looks only at its own paths: O(batch), not O(vault)
+            notes = self.state.notes
+            paths = notes.keys() if scope_set is None else scope_set & notes.keys()
+            indexed = {p: Indexed(notes[p].mtime_ns, notes[p].size, notes[p].content_hash)
+                       for p in paths}  # fmt: skip
         cand = candidates(disk, indexed, full=full, scope=scope_set)
         files: dict[str, NoteFile] = {}
         gone = list(cand.gone)

@@ -33,7 +33,7 @@ BODY_CHARS = 400
 @dataclass(frozen=True, slots=True)
 class RecallOptions:
     """The floors were tuned on the markdown-memory dev split and mdkb's unrelated prompts
-    (docs/bench-memory.md): with all-MiniLM-L6-v2 a cosine of 0.34 alone is evidence; BM25 is
+    (docs/benchmarks.md, memory recall): with all-MiniLM-L6-v2 a cosine of 0.34 alone is evidence; BM25 is
     counted per query word, since a long prompt piles up score from common words."""
 
     max_notes: int = 4

@@ -89,16 +89,12 @@ class IndexState:
         return changed
 
     def link_stats(self) -> dict[str, int]:
-        stats = {
-            "total": 0,
-            "resolved": 0,
-            "broken": 0,
-            "ambiguous": 0,
-            "attachments": 0,
-            "self": 0,
+        c = self.graph.states
+        return {
+            "total": sum(c.values()),
+            "resolved": c["valid"],
+            "broken": c["broken"],
+            "ambiguous": c["ambiguous"],
+            "attachments": c["attachment"],
+            "self": c["self"],
         }
-        names = {"valid": "resolved", "attachment": "attachments"}
-        for edge in self.graph.edges():
-            stats[names.get(edge.state, edge.state)] += 1
-            stats["total"] += 1
-        return stats
