@@ -25,13 +25,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from genvault import generate
-from machine import describe
+from machine import describe, pct
 
 from tests.daemon_harness import daemon_env, start
-
-
-def pct(values: list[float], q: float) -> float:
-    return sorted(values)[min(len(values) - 1, int(q * len(values)))]
 
 
 def proc_stat(pid: int) -> tuple[float, int]:

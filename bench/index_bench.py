@@ -18,16 +18,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import describe
+from machine import describe, pct
 
 from sidecar.services.context import Services
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "dendron-site" / "vault"
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def main() -> None:

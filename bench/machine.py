@@ -27,3 +27,9 @@ def describe() -> str:
         f"{dt.date.today().isoformat()} · {os.cpu_count()} cores · {cpu_model()} · "
         f"Python {platform.python_version()} · {versions}"
     )
+
+
+def pct(values: list[float], q: float) -> float:
+    """The ``q`` quantile of measured values (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]

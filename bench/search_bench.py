@@ -22,17 +22,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from genvault import WORDS, generate
-from machine import describe
+from machine import describe, pct
 
 from sidecar.config import model_cache_dir
 from sidecar.embed import load_embedder
 from sidecar.services.context import Services
 from sidecar.services.search import Query
 from sidecar.store.chunk_search import pending_chunks
-
-
-def pct(values: list[float], q: float) -> float:
-    return sorted(values)[min(len(values) - 1, int(q * len(values)))]
 
 
 def main() -> None:
