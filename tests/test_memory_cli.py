@@ -77,8 +77,7 @@ def test_memory_read_commands_and_reminders(d: RunningDaemon) -> None:
 
 def test_mdkb_entry_files_import(d: RunningDaemon) -> None:
     entries = SHARED / "peers" / "mdkb" / ".mdkb" / "memory" / "entries"
-    if not entries.is_dir():
-        pytest.skip("peer fixtures not present")
+    assert entries.is_dir(), f"the shared peer fixtures are required beside the repo: {entries}"
     r = sidecar(d, "memory", "import", str(entries), "--json")
     assert r.returncode == 0, r.stderr
     assert len(json.loads(r.stdout)["imported"]) == 2

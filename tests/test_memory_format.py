@@ -78,8 +78,8 @@ def test_times_are_utc_whatever_was_written() -> None:
     assert "created_at: 2026-11-29T10:00:00Z" in render(e)
 
 
-@pytest.mark.skipif(not PEER_ENTRIES.is_dir(), reason="peer fixtures not present")
 def test_mdkb_exported_entries_parse() -> None:
+    assert PEER_ENTRIES.is_dir(), f"the shared peer fixtures are required: {PEER_ENTRIES}"
     for path in PEER_ENTRIES.glob("*.md"):
         e = parse(path.read_text("utf-8"), path.stem, T0)
         assert e.id == path.stem and e.title and e.entry_type in m.ENTRY_TYPES
