@@ -25,6 +25,16 @@ def corpus(name: str) -> Path:
     return path
 
 
+def require(ok: bool, why: str) -> None:
+    """For a tool a test needs from the machine: skip on a developer's box that lacks it, but
+    fail under CI, whose .ci/run must install it (so no feature hides behind a skip there)."""
+    if ok:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must provide this: {why}")
+    pytest.skip(why)
+
+
 def write_files(root: Path, files: dict[str, str | bytes]) -> None:
     for rel, content in files.items():
         path = root / rel

@@ -8,7 +8,6 @@ outside PyPI's Python world (node/npm, nvim): without them the tests skip locall
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import pytest
 
 from sidecar.api import build_registry
 from sidecar.api.typegen import generate, stale, ts_type
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import EXAMPLE_VAULT, require
 from tests.daemon_harness import RunningDaemon, running
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,11 +30,8 @@ def tool(name: str) -> str:
     """``name`` on PATH or beside this Python (a venv's bin); skip, or fail under CI, if absent."""
     beside = Path(sys.executable).parent / name
     found = shutil.which(name) or (str(beside) if beside.exists() else None)
-    if found is None:
-        message = f"{name} is not installed (see plugins/README.md)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require(found is not None, f"{name} is not installed (see plugins/README.md)")
+    assert found is not None
     return found
 
 

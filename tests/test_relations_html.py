@@ -7,7 +7,6 @@ fails under CI (``CI`` set), where ``.ci/run`` installs it.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import struct
@@ -17,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 
 from sidecar.api import build_registry
 from sidecar.core.graph_html import LINK_COLOUR, graph_data, render_html
 from sidecar.core.relations import Taxonomy
 from sidecar.embed import TinyEmbedder
 from sidecar.services.context import Services
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import EXAMPLE_VAULT, require
 
 NODE_FILL = (0x4C, 0x78, 0xA8)
 PROBLEM_RED = (0xE0, 0x00, 0x00)
@@ -131,10 +129,8 @@ def decode_png(data: bytes) -> np.ndarray[Any, np.dtype[np.uint8]]:
 
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (apt-get install -y chromium)")
-        pytest.skip("chromium is not installed")
+    require(exe is not None, "chromium is not installed (apt-get install -y chromium)")
+    assert exe is not None
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,900"]  # fmt: skip

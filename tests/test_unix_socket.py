@@ -27,6 +27,7 @@ from sidecar.errors import (
     UsageError,
 )
 from sidecar.transports.unix import RpcClient, RpcServer, default_socket_path, is_serving
+from tests.conftest import require
 
 T = TypeVar("T")
 
@@ -335,8 +336,7 @@ def test_read_only_allow_list(serve: Callable[..., ServerThread], sock_path: Pat
 
 
 def test_other_uid_is_refused(serve: Callable[..., ServerThread], sock_path: Path) -> None:
-    if not hasattr(socket, "SO_PEERCRED"):
-        pytest.skip("SO_PEERCRED is Linux-only")
+    require(hasattr(socket, "SO_PEERCRED"), "SO_PEERCRED is Linux-only")
     server = serve()
     server.server._uid = os.getuid() + 1  # pretend the daemon runs as somebody else
     with RpcClient(sock_path, timeout=2) as client, pytest.raises(DaemonUnreachable):

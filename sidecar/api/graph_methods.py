@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from sidecar.api.registry import Method, Params
+from sidecar.api.registry import NOTE_FIELD_HELP, Method, NoParams, NoteParams, Params
 
-Note = Field(description="Vault-relative path (with or without .md), or a unique note name.")
-
-
-class NoteParams(Params):
-    note: str = Note
+Note = Field(description=NOTE_FIELD_HELP)
 
 
 class LinksParams(Params):
@@ -25,10 +21,6 @@ class PathParams(Params):
 
 class HubsParams(Params):
     limit: int = Field(20, ge=1, le=1000)
-
-
-class NoParams(Params):
-    pass
 
 
 METHODS = [

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from sidecar.api.registry import Method, Params
+from sidecar.api.registry import Method, NoParams, Params
 from sidecar.services.context import Services
 
 
@@ -14,10 +14,6 @@ class ReindexParams(Params):
     full: bool = Field(False, description="Re-parse every note, not only changed ones.")
     paths: list[str] | None = Field(None, description="Only these vault-relative paths.")
     embed: bool = Field(True, description="Also compute vectors for new and changed chunks.")
-
-
-class NoParams(Params):
-    pass
 
 
 def reindex(services: Services, p: ReindexParams) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from sidecar.api.registry import Method, Params
+from sidecar.api.registry import Method, NoParams, Params
 from sidecar.core.lint import LintConfig, at_or_above
 from sidecar.core.lint_format import render
 from sidecar.core.relations import Taxonomy
@@ -86,10 +86,6 @@ def fix(services: Services, p: FixParams) -> dict[str, Any]:
         "written": bool(written),
         "written_paths": written,
     }
-
-
-class NoParams(Params):
-    pass
 
 
 def last(services: Services, p: NoParams) -> dict[str, Any]:

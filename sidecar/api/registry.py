@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sidecar.errors import MethodNotFound, UsageError
 
@@ -23,6 +23,17 @@ class Params(BaseModel):
     """Base of every params model: unknown fields are an error, not silently ignored."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoParams(Params):
+    """For methods that take nothing."""
+
+
+NOTE_FIELD_HELP = "Vault-relative path (with or without .md), or a unique note name."
+
+
+class NoteParams(Params):
+    note: str = Field(description=NOTE_FIELD_HELP)
 
 
 Handler = Callable[["Services", Any], dict[str, Any]]

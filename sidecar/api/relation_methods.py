@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from sidecar.api.lint_methods import setup as lint_setup
-from sidecar.api.registry import Method, Params
+from sidecar.api.registry import NOTE_FIELD_HELP, Method, NoteParams, Params
 from sidecar.core.graph_html import graph_data, render_html
 from sidecar.core.relations import Taxonomy
 from sidecar.errors import UsageError
@@ -24,7 +24,7 @@ from sidecar.services.relations import current_for, mentions_of, traverse_from
 if TYPE_CHECKING:
     from sidecar.services.context import Services
 
-Note = Field(description="Vault-relative path (with or without .md), or a unique note name.")
+Note = Field(description=NOTE_FIELD_HELP)
 
 
 def _values(services: Services) -> Any:
@@ -63,10 +63,6 @@ class TraverseParams(Params):
     relation: str = Field(min_length=1, description="Relation to follow, either spelling.")
     depth: int = Field(1, ge=1, le=5, description="Hops to follow.")
     inverse: bool = Field(False, description="Walk the relation backwards.")
-
-
-class NoteParams(Params):
-    note: str = Note
 
 
 class EdgesParams(Params):
