@@ -120,7 +120,7 @@ def test_load_embedder_drops_shared_options_but_not_typos(tmp_path: Path) -> Non
     shared = {"batch_size": 8, "threads": 1, "cache_dir": tmp_path, "quantize": "dynamic"}
     assert load_embedder("tiny", **shared).model_id == "tiny-hash-64"
     minilm = load_embedder("minilm", **shared)
-    assert minilm.model_id.endswith("+dq")
+    assert minilm.model_id.endswith("+dq2")
     with pytest.raises(UsageError, match="thread"):
         load_embedder("tiny", thread=2)
 

@@ -73,7 +73,7 @@ def test_new_note_fixes_a_broken_link_and_delete_breaks_it(
     (root / "sub" / "missing.md").unlink()
     r = s.reindex()
     assert r.deleted == 1 and r.links["broken"] == 1
-    stored = sorted((e.source, e.raw, e.state) for e in s.store.load_edges())
+    stored = sorted((e.source, e.raw, e.state) for e in s.store.load_state()[1])
     assert stored == sorted((e.source, e.raw, e.state) for e in s.state.graph.edges())
 
 

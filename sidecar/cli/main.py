@@ -34,6 +34,7 @@ from sidecar.cli.lint_cmd import lint
 from sidecar.cli.service_cmd import service
 from sidecar.config import config_path, find_vault, load_settings, render_config
 from sidecar.daemon.app import Daemon, socket_path_for
+from sidecar.daemon.heap import tune_allocators
 from sidecar.errors import SidecarError, StoreLocked, UsageError
 from sidecar.transports.unix import is_serving
 
@@ -223,6 +224,7 @@ def serve(vault: str | None, as_json: bool) -> None:
         path = socket_path_for(settings)
         if is_serving(path):
             raise StoreLocked(f"a sidecar daemon is already serving {settings.vault} at {path}")
+        tune_allocators()
         services = open_services(settings)
     except SidecarError as exc:
         fail(exc, as_json)

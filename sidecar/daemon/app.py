@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import gc
 import logging
 import os
 import signal
@@ -26,6 +24,7 @@ from sidecar.api import Registry
 from sidecar.config import Settings
 from sidecar.daemon import lint_job
 from sidecar.daemon.debounce import Debouncer
+from sidecar.daemon.heap import release_free_memory
 from sidecar.daemon.memory_jobs import MemoryJobs
 from sidecar.daemon.notify import sd_notify
 from sidecar.daemon.watcher import VaultWatcher
@@ -36,14 +35,6 @@ from sidecar.services.indexer import IndexReport
 from sidecar.transports.unix import RpcServer, default_socket_path
 
 _log = logging.getLogger("sidecar.daemon")
-
-
-def release_free_memory() -> None:
-    """Give freed heap back to the OS after bursts (a cold index leaves ~15% of the daemon's
-    resident memory as free glibc heap). A no-op where glibc is absent."""
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def socket_path_for(settings: Settings) -> Path:
@@ -123,6 +114,8 @@ class Daemon:
                 batch = None
                 await asyncio.sleep(30)
             if batch is None:
+                if not self._idle_embedding.is_set():
+                    release_free_memory()  # the end of a burst of embedding
                 self._idle_embedding.set()
                 self._embed_wake.clear()
                 with contextlib.suppress(TimeoutError):
@@ -191,6 +184,7 @@ class Daemon:
         await self._reindex(None)
         assert self.services.runtime is not None
         self.services.runtime["ready"] = True
+        release_free_memory()  # a cold index is the largest burst of all
         _log.info("index up to date: %d notes", len(self.services.state.notes))
         cron = str(self.settings["lint.schedule"])
         if lint_job.missed(cron, self.services.meta.get("lint_last_run"), self.services.clock()):

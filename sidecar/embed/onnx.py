@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sidecar.embed.base import Vectors, l2_normalise
-from sidecar.embed.quantize import cached_requantised
+from sidecar.embed.quantize import RECIPE, cached_requantised
 from sidecar.embed.runtime import default_model_path, file_sha256, open_session, open_tokenizer
 from sidecar.errors import ModelError, UsageError
 
@@ -83,7 +83,7 @@ class OnnxEmbedder:
     @property
     def model_id(self) -> str:
         sha = self._expected_sha or self._actual_sha()
-        return f"{self._name}@{sha[:12]}{'+dq' if self.requantised else ''}"
+        return f"{self._name}@{sha[:12]}{'+' + RECIPE if self.requantised else ''}"
 
     @property
     def requantised(self) -> bool:

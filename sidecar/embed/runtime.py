@@ -44,6 +44,9 @@ def open_session(path: Path, threads: int) -> Any:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     options.log_severity_level = 3
+    # ORT's arena keeps the peak of every shape it has seen (~25 MB more after a cold index);
+    # without it buffers go back to malloc, at no measurable cost in speed here.
+    options.enable_cpu_mem_arena = False
     try:
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     except Exception as exc:

@@ -78,7 +78,7 @@ class Services:
             ignore = [*(ignore or []), *memory_ignores(vault_root, memory_folder)]
             vault = Vault(vault_root, ignore, max_file_bytes)
             store = IndexStore(data_dir, dim=embedder.dim)
-            state = IndexState(store.load_notes(), store.load_edges())
+            state = IndexState(*store.load_state())
             vectors = VectorIndex(embedder.dim)
             if store.model_id == embedder.model_id:
                 vectors.load(load_vectors(store))

