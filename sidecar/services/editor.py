@@ -10,6 +10,7 @@ then thrown away.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import ChainMap
 from typing import Any
 
@@ -23,6 +24,7 @@ from sidecar.core.relations import Taxonomy
 from sidecar.core.resolve import Resolution, resolve_links
 from sidecar.services.state import IndexState
 
+_DENDRON_URI = re.compile(r"^dendron://[^/]*/")
 GRAPH_RULES = tuple(r for r in RULE_IDS if r not in LOCAL_RULES)
 
 
@@ -80,7 +82,8 @@ def _resolution(state: IndexState, link: LinkRef, res: Resolution) -> dict[str, 
         line = _anchor_line(note, key) if key else None
         anchor_found = key is None or line is not None or (key[1:] in _blocks(note))
     return {"target": res.target, "state": res.state, "candidates": list(res.candidates),
-            "anchor": anchor, "anchor_found": anchor_found, "line": line}  # fmt: skip
+            "anchor": anchor, "anchor_found": anchor_found, "line": line,
+            "swapped": res.swapped}  # fmt: skip
 
 
 def _blocks(note: NoteRecord) -> set[str]:
@@ -112,6 +115,7 @@ def references(state: IndexState, path: str, heading: str | None = None) -> dict
                 if wanted is not None and key != wanted:
                     continue
                 written = link.label.partition("#")[0] if res.swapped else link.target
+                written = _DENDRON_URI.sub("", written.strip())
                 out.append({"source": source, "line": link.line, "relation": link.relation,
                             "target": written, "anchor": anchor, "swapped": res.swapped,
                             "wikilink": link.wikilink, "context": link.context})  # fmt: skip
