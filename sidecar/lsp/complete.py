@@ -109,7 +109,9 @@ def _notes(ctx: Context, names: Names) -> list[Item]:
     out = []
     for note in names.notes.values():
         candidates = [(note.link, note.link, "")]
-        candidates += [(a, f"{note.link}|{a}", "alias of ") for a in note.aliases]
+        # in the frontmatter an alias completes to the note itself: a relation has no label
+        shown = "{0}" if wrap else "{0}|{1}"
+        candidates += [(a, shown.format(note.link, a), "alias of ") for a in note.aliases]
         for label, insert, how in candidates:
             rank = _rank(prefix, label.lower(), note.path.lower())
             if rank is None:
