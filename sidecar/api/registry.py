@@ -88,6 +88,7 @@ class Registry:
 def build_registry() -> Registry:
     from sidecar.api import (
         agent_methods,
+        editor_methods,
         graph_methods,
         index_methods,
         lint_methods,
@@ -105,5 +106,6 @@ def build_registry() -> Registry:
             *relation_methods.METHODS,
             *memory_methods.METHODS,
             *agent_methods.METHODS,
+            *editor_methods.METHODS,
         ]
     )

@@ -31,6 +31,7 @@ from sidecar.cli.graph_cmd import (
     traverse,
 )
 from sidecar.cli.lint_cmd import lint
+from sidecar.cli.lsp_cmd import lsp
 from sidecar.cli.service_cmd import service
 from sidecar.config import config_path, find_vault, load_settings, render_config
 from sidecar.daemon.app import Daemon, socket_path_for
@@ -273,5 +274,6 @@ graph.add_command(current)
 graph.add_command(export)
 main.add_command(eval_command)
 main.add_command(service)
+main.add_command(lsp)
 for _command in (*memory_cmd.COMMANDS, *agent_cmd.COMMANDS):
     main.add_command(_command)

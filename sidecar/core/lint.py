@@ -23,6 +23,7 @@ from sidecar.core import lint_rules as r
 from sidecar.core.graph import Graph
 from sidecar.core.model import NoteRecord
 from sidecar.core.relations import Taxonomy
+from sidecar.core.resolve import Catalog
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
@@ -97,6 +98,12 @@ RULES: tuple[Rule, ...] = (
          "Link it from a related note or an index note.", r.orphan),
 )  # fmt: skip
 RULE_IDS = tuple(rule.id for rule in RULES)
+# Rules that read only one note's text and the targets of its links: an editor can check an
+# unsaved buffer with these; the others need the whole saved graph.
+LOCAL_RULES = frozenset(
+    {"invalid_frontmatter", "dangling_target", "ambiguous_link", "broken_anchor", "self_edge",
+     "unknown_relation"}
+)  # fmt: skip
 _BY_ID = {rule.id: rule for rule in RULES}
 
 
@@ -145,16 +152,24 @@ def lint(
     graph: Graph,
     taxonomy: Taxonomy | None = None,
     config: LintConfig | None = None,
+    *,
+    focus: str | None = None,
+    catalog: Catalog | None = None,
 ) -> list[Finding]:
-    """Every finding of every enabled rule, graded, sorted by note, line and rule."""
+    """Every finding of every enabled rule, graded, sorted by note, line and rule.
+
+    With ``focus``, only that note's findings, and only from ``LOCAL_RULES``: ``graph`` then
+    need hold just that note's edges (an unsaved buffer's, resolved against ``catalog``)."""
     config = config or LintConfig()
-    ctx = r.Context(notes, graph, taxonomy or Taxonomy.default())
+    ctx = r.Context(notes, graph, taxonomy or Taxonomy.default(), focus, catalog)
     out: list[Finding] = []
     for rule in RULES:
-        if not config.enabled(rule):
+        if not config.enabled(rule) or (focus is not None and rule.id not in LOCAL_RULES):
             continue
         level = config.severities.get(rule.id, rule.severity)
         for hit in rule.check(ctx):
+            if focus is not None and hit.note != focus:
+                continue
             if config.excluded(hit.note) or hit.note in ctx.reports:
                 continue
             finding = _grade(rule, hit, level, notes.get(hit.note))

@@ -46,7 +46,13 @@ class Context:
     notes: Mapping[str, NoteRecord]
     graph: Graph
     taxonomy: Taxonomy
+    focus: str | None = None  # check only this note (an editor's unsaved buffer)
+    known_catalog: Catalog | None = None  # the index's catalog, when the caller has one
     _anchors: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def paths(self) -> list[str]:
+        """The notes whose own text the per-note rules read."""
+        return [self.focus] if self.focus is not None else sorted(self.notes)
 
     @cached_property
     def reports(self) -> frozenset[str]:
@@ -65,6 +71,8 @@ class Context:
 
     @cached_property
     def catalog(self) -> Catalog:
+        if self.known_catalog is not None:
+            return self.known_catalog
         return Catalog.build(NoteKey(n.path, n.aliases, n.note_id) for n in self.notes.values())
 
     @cached_property
@@ -158,7 +166,7 @@ def self_edge(ctx: Context) -> Iterator[Hit]:
 
 def broken_anchor(ctx: Context) -> Iterator[Hit]:
     """Over every link as written (the graph keeps one edge per target, so one anchor)."""
-    for path in sorted(ctx.notes):
+    for path in ctx.paths():
         if path in ctx.reports:
             continue
         for link in ctx.notes[path].links:
@@ -188,7 +196,7 @@ def orphan(ctx: Context) -> Iterator[Hit]:
 
 
 def invalid_frontmatter(ctx: Context) -> Iterator[Hit]:
-    for path in sorted(ctx.notes):
+    for path in ctx.paths():
         error = ctx.notes[path].frontmatter_error
         if error:
             marks = re.findall(r"line (\d+)", error)

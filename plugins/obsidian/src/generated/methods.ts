@@ -202,6 +202,14 @@ export type NoteBacklinksParams = {
   note: string;
 };
 
+/** Params of `note.check`: Lint findings for a note's unsaved text (parsed in memory; nothing is written). */
+export type NoteCheckParams = {
+  /** Vault-relative path the buffer belongs to (need not exist). */
+  path: string;
+  /** The note's text as the editor holds it, saved or not. */
+  text: string;
+};
+
 /** Params of `note.edges`: Semantic edges of a note: link context, cluster label, strength. */
 export type NoteEdgesParams = {
   /** Only this note's edges; none: the clusters. (default null) */
@@ -220,6 +228,22 @@ export type NoteLinksParams = {
 export type NoteMentionsParams = {
   /** Vault-relative path (with or without .md), or a unique note name. */
   note: string;
+};
+
+/** Params of `note.references`: Every link to a note (or one of its headings) as written, with source and line. */
+export type NoteReferencesParams = {
+  /** Vault-relative path (with or without .md), or a unique note name. */
+  note: string;
+  /** Only links to this heading of the note. (default null) */
+  heading?: string | null;
+};
+
+/** Params of `note.resolve`: Where links written in a note lead: target, state, candidates, heading line. */
+export type NoteResolveParams = {
+  /** Vault-relative path of the note the links are written in. */
+  source: string;
+  /** Links as written: [[T#h|a]], [t](p.md#h), or a bare wikilink target T#h. */
+  links: string[];
 };
 
 /** Params of `recall`: The few notes and memory entries that matter for a prompt, or an abstention; never fails (errors abstain). */
@@ -290,6 +314,12 @@ export type SessionStartParams = {
   query?: string;
 };
 
+/** Params of `vault.catalog`: Every note's path, title, aliases, id, headings and block ids, and the relation names, for completion. */
+export type VaultCatalogParams = {
+  /** A version the caller holds; unchanged: true and no notes when the index has not changed since. (default null) */
+  since?: number | null;
+};
+
 /** Every daemon method: its params (generated) and its result (checked at run time). */
 export interface Methods {
   "graph.current": { params: GraphCurrentParams; result: unknown };
@@ -317,14 +347,18 @@ export interface Methods {
   "memory.search": { params: MemorySearchParams; result: unknown };
   "memory.write": { params: MemoryWriteParams; result: unknown };
   "note.backlinks": { params: NoteBacklinksParams; result: unknown };
+  "note.check": { params: NoteCheckParams; result: unknown };
   "note.edges": { params: NoteEdgesParams; result: unknown };
   "note.links": { params: NoteLinksParams; result: unknown };
   "note.mentions": { params: NoteMentionsParams; result: unknown };
+  "note.references": { params: NoteReferencesParams; result: unknown };
+  "note.resolve": { params: NoteResolveParams; result: unknown };
   "recall": { params: RecallParams; result: unknown };
   "reminders.due": { params: RemindersDueParams; result: unknown };
   "reminders.snooze": { params: RemindersSnoozeParams; result: unknown };
   "search": { params: SearchParams; result: unknown };
   "session.start": { params: SessionStartParams; result: unknown };
+  "vault.catalog": { params: VaultCatalogParams; result: unknown };
 }
 
 export type MethodName = keyof Methods;
@@ -355,14 +389,18 @@ export const METHOD_INFO: { readonly [M in MethodName]: { readonly summary: stri
   "memory.search": { summary: "Find memory entries by words or meaning.", readOnly: true },
   "memory.write": { summary: "Write a memory entry (near-duplicates refused).", readOnly: false },
   "note.backlinks": { summary: "Notes linking here, with line and paragraph context.", readOnly: true },
+  "note.check": { summary: "Lint findings for a note's unsaved text (parsed in memory; nothing is written).", readOnly: true },
   "note.edges": { summary: "Semantic edges of a note: link context, cluster label, strength.", readOnly: true },
   "note.links": { summary: "Outgoing links (valid or broken) and incoming links of a note.", readOnly: true },
   "note.mentions": { summary: "Notes that name this note (title, file name, aliases) without linking it.", readOnly: true },
+  "note.references": { summary: "Every link to a note (or one of its headings) as written, with source and line.", readOnly: true },
+  "note.resolve": { summary: "Where links written in a note lead: target, state, candidates, heading line.", readOnly: true },
   "recall": { summary: "The few notes and memory entries that matter for a prompt, or an abstention; never fails (errors abstain).", readOnly: true },
   "reminders.due": { summary: "Reminders that are due, and those coming up.", readOnly: true },
   "reminders.snooze": { summary: "Move a reminder's due time later.", readOnly: false },
   "search": { summary: "Find notes by words or meaning.", readOnly: true },
   "session.start": { summary: "Due reminders, the newest handoff and a warmup of memory and notes, as text within a budget.", readOnly: true },
+  "vault.catalog": { summary: "Every note's path, title, aliases, id, headings and block ids, and the relation names, for completion.", readOnly: true },
 };
 
 /** The daemon's default relation taxonomy: forward name -> inverse name. */

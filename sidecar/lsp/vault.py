@@ -1,0 +1,78 @@
+"""The language server's view of the vault: the daemon (over its socket), the cached names, and
+the text of notes (the editor's buffer when open, else the file).
+
+The server never opens the index: every question about the graph goes to the daemon. Files are
+only read, to place a reference on its line or show a preview.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from sidecar.errors import DaemonUnreachable
+from sidecar.lsp.names import Names
+
+log = logging.getLogger(__name__)
+
+
+class Client(Protocol):
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+class Vault:
+    """One connection to the daemon, reopened once per call when it drops (a restart)."""
+
+    def __init__(self, root: Path, connect: Callable[[], Client]) -> None:
+        self.root = Path(os.path.realpath(root))
+        self._connect = connect
+        self._client: Client | None = None
+        self._names = Names()
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        try:
+            return self._current().call(method, params)
+        except DaemonUnreachable:
+            self.close()
+            return self._current().call(method, params)
+
+    def _current(self) -> Client:
+        if self._client is None:
+            self._client = self._connect()
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def names(self) -> Names:
+        """The names, refreshed when the index changed (one small call when it did not)."""
+        data = self.call("vault.catalog", {"since": self._names.version})
+        if not data.get("unchanged"):
+            self._names = Names.from_catalog(data)
+        return self._names
+
+    # -- paths --------------------------------------------------------------------------------
+
+    def rel(self, fs_path: str) -> str | None:
+        """Vault-relative ``/`` path of a file, or None outside the vault."""
+        try:
+            return Path(os.path.realpath(fs_path)).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def abs(self, rel: str) -> Path:
+        return self.root / rel
+
+    def read(self, rel: str) -> str | None:
+        try:
+            return (self.root / rel).read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            log.warning("cannot read %s: %s", rel, exc)
+            return None
