@@ -6,13 +6,13 @@ from typing import Any
 
 from pydantic import Field
 
-from sidecar.api.registry import Method, NoParams, Params
+from sidecar.api.registry import Method, NoParams, Params, VaultPath
 from sidecar.services.context import Services
 
 
 class ReindexParams(Params):
     full: bool = Field(False, description="Re-parse every note, not only changed ones.")
-    paths: list[str] | None = Field(None, description="Only these vault-relative paths.")
+    paths: list[VaultPath] | None = Field(None, description="Only these vault-relative paths.")
     embed: bool = Field(True, description="Also compute vectors for new and changed chunks.")
 
 

@@ -128,7 +128,7 @@ class Indexer:
             return {p: (s.mtime_ns, s.size) for p, s in self.vault.scan().items()}
         out = {}
         for path in scope:
-            if not self.vault.is_note(path):
+            if not self.vault.is_note(path) or not self.vault.inside(path):
                 continue
             try:
                 st = (self.vault.root / path).stat(follow_symlinks=False)
