@@ -78,6 +78,7 @@ class Services:
             ignore = [*(ignore or []), *memory_ignores(vault_root, memory_folder)]
             vault = Vault(vault_root, ignore, max_file_bytes)
             store = IndexStore(data_dir, dim=embedder.dim)
+            store.drop_orphans()  # rows a crash left behind a dropped notes row
             state = IndexState(store.load_notes(), store.load_edges())
             vectors = VectorIndex(embedder.dim)
             if store.model_id == embedder.model_id:

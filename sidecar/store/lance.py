@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -183,6 +184,28 @@ class IndexStore:
             self.notes.delete(_in_list("path", batch))
             self.chunks.delete(_in_list("path", batch))
             self.edges.delete(_in_list("source", batch))
+
+    def drop_note_rows(self, paths: Sequence[str]) -> None:
+        """Remove only the notes rows: the first step of rewriting a note (see ``Indexer``)."""
+        for batch in _batches(paths, 500):
+            self.notes.delete(_in_list("path", batch))
+
+    def row_paths(self) -> tuple[Counter[str], Counter[str]]:
+        """Rows per note path in the chunks table and per source in the edges table."""
+        chunks = self.chunks.search().select(["path"]).limit(None).to_arrow()
+        edges = self.edges.search().select(["source"]).limit(None).to_arrow()
+        return Counter(chunks["path"].to_pylist()), Counter(edges["source"].to_pylist())
+
+    def drop_orphans(self) -> list[str]:
+        """Delete chunk and edge rows of notes that have no notes row (left by a crash between
+        dropping a note's row and rewriting its other rows); returns their paths."""
+        known = set(self.notes.search().select(["path"]).limit(None).to_arrow()["path"].to_pylist())
+        chunks, edges = self.row_paths()
+        orphans = sorted((set(chunks) | set(edges)) - known)
+        for batch in _batches(orphans, 500):
+            self.chunks.delete(_in_list("path", batch))
+            self.edges.delete(_in_list("source", batch))
+        return orphans
 
     def put_notes(self, notes: Sequence[NoteRecord]) -> None:
         if not notes:
