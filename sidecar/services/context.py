@@ -143,6 +143,9 @@ class Services:
                 for p, n in sorted(notes.items())
                 if n.frontmatter_error
             ],
+            "warnings": [  # indexed, but not as written (not UTF-8: read with U+FFFD)
+                {"path": p, "warning": n.warning} for p, n in sorted(notes.items()) if n.warning
+            ],
             "daemon": dict(self.runtime) if self.runtime is not None else None,
         }
 
