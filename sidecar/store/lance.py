@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -92,6 +93,7 @@ class IndexStore:
     """Narrow, synchronous access to the three tables. Not thread-safe: one writer owns it."""
 
     def __init__(self, directory: Path, dim: int = 384) -> None:
+        self.index_lock = threading.Lock()  # serialises on-demand index creation
         self.directory = directory
         self.dim = dim
         self.rebuilt = False
