@@ -8,8 +8,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from sidecar.services.context import Services
+
+# Property and fuzz tests: a short run in CI, a long one nightly (HYPOTHESIS_PROFILE=nightly).
+settings.register_profile("ci", max_examples=200, deadline=None, database=None)
+settings.register_profile("nightly", max_examples=20_000, deadline=None, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

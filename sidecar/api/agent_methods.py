@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import Field
 
 from sidecar.api.memory_methods import fresh, when
-from sidecar.api.registry import Method, Params
+from sidecar.api.registry import EntryId, Method, Params
 from sidecar.errors import UsageError
 from sidecar.services import reminders
 from sidecar.services.context import Services
@@ -42,7 +42,7 @@ class DueParams(Params):
 
 
 class SnoozeParams(Params):
-    id: str = Field(description="The reminder's id.")
+    id: EntryId = Field(description="The reminder's id.")
     seconds: float | None = Field(None, ge=0, description="Due again this many seconds from now.")
     until: str | None = Field(None, description="Due again at this ISO 8601 time.")
 

@@ -4,19 +4,26 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from sidecar.api.registry import NOTE_FIELD_HELP, Method, NoParams, NoteParams, Params
+from sidecar.api.registry import (
+    NOTE_FIELD_HELP,
+    Method,
+    NoParams,
+    NoteParams,
+    Params,
+    VaultPath,
+)
 
 Note = Field(description=NOTE_FIELD_HELP)
 
 
 class LinksParams(Params):
-    note: str = Note
+    note: VaultPath = Note
     depth: int = Field(1, ge=1, le=3, description="Also list notes up to this many hops away.")
 
 
 class PathParams(Params):
-    source: str = Field(description="Start note.")
-    target: str = Field(description="End note.")
+    source: VaultPath = Field(description="Start note.")
+    target: VaultPath = Field(description="End note.")
 
 
 class HubsParams(Params):

@@ -6,13 +6,14 @@ from typing import Any
 
 from pydantic import Field
 
-from sidecar.api.registry import Method, NoParams, Params
+from sidecar.api.registry import Method, NoParams, Params, VaultPath
+from sidecar.services import doctor
 from sidecar.services.context import Services
 
 
 class ReindexParams(Params):
     full: bool = Field(False, description="Re-parse every note, not only changed ones.")
-    paths: list[str] | None = Field(None, description="Only these vault-relative paths.")
+    paths: list[VaultPath] | None = Field(None, description="Only these vault-relative paths.")
     embed: bool = Field(True, description="Also compute vectors for new and changed chunks.")
 
 
@@ -27,8 +28,20 @@ def status(services: Services, p: NoParams) -> dict[str, Any]:
     return services.status()
 
 
+class CheckParams(Params):
+    repair: bool = Field(False, description="Fix what was found (re-parse drifted notes, drop "
+                         "orphan rows, re-sync memory), then check again.")  # fmt: skip
+
+
+def check(services: Services, p: CheckParams) -> dict[str, Any]:
+    return doctor.repair(services) if p.repair else doctor.check(services)
+
+
 METHODS = [
     Method("index.reindex", ReindexParams, reindex, "Bring the index up to date with the vault.",
            read_only=False),
     Method("index.status", NoParams, status, "Counts, pending vectors, failures, last run."),
+    Method("index.check", CheckParams, check,
+           "Index vs vault drift (missing, stale, extra notes; chunk and memory rows), "
+           "optionally repaired.", read_only=False),
 ]  # fmt: skip

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from sidecar.api.registry import Method, Params
+from sidecar.api.registry import EntryId, Method, Params, VaultPath
 from sidecar.core.memory import RELATIONS, parse_time
 from sidecar.errors import UsageError
 from sidecar.services import memory_io
@@ -42,7 +42,7 @@ def when(text: str | None, seconds: float | None, now: dt.datetime) -> dt.dateti
 
 
 class WriteParams(Params):
-    id: str | None = Field(
+    id: EntryId | None = Field(
         None,
         description="Entry id; made from the title when omitted. "
         "An existing id updates that entry (its old text is kept as a revision).",
@@ -80,7 +80,7 @@ class WriteParams(Params):
 
 
 class IdParams(Params):
-    id: str = Id
+    id: EntryId = Id
 
 
 class ListParams(Params):
@@ -99,14 +99,14 @@ class SearchParams(Params):
 
 
 class ConfirmParams(Params):
-    id: str = Id
+    id: EntryId = Id
     refute: bool = Field(False, description="Refute instead: status refuted, refutations + 1.")
 
 
 class LinkParams(Params):
-    id: str = Id
+    id: EntryId = Id
     relation: Literal["supports", "contradicts", "supersedes", "derived_from", "relates_to"]
-    target: str = Field(min_length=1, description="A memory id or a note name.")
+    target: VaultPath = Field(min_length=1, description="A memory id or a note name.")
     remove: bool = Field(False, description="Remove this edge instead of adding it.")
 
 

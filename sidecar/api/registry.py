@@ -7,13 +7,15 @@ pydantic's message, so every transport reports bad input the same way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from sidecar.errors import MethodNotFound, UsageError
+from sidecar.core.memory import slugify, valid_id
+from sidecar.errors import MethodNotFound, PathOutsideVault, UsageError
 
 if TYPE_CHECKING:
     from sidecar.services.context import Services
@@ -29,11 +31,45 @@ class NoParams(Params):
     """For methods that take nothing."""
 
 
+_SEPARATORS = re.compile(r"[/\\]")
+
+
+def confined(value: str) -> str:
+    """Refuse a request path that could name something outside the vault.
+
+    The one check for every path or note name a client sends (fields typed ``VaultPath``):
+    paths in requests are vault-relative, so an absolute path, a ``..`` component (either
+    separator) or a NUL byte is refused here, before any handler runs. Symlinked folders are
+    the store's business (``Vault.inside``): the scan never follows them, so nothing indexed
+    or read lies behind one. Raises ``PathOutsideVault`` (-32003), which pydantic passes
+    through instead of wrapping it as a validation error.
+    """
+    if "\x00" in value:
+        raise PathOutsideVault("path contains a NUL byte", {"path": value})
+    if value.startswith(("/", "\\")) or ".." in _SEPARATORS.split(value):
+        raise PathOutsideVault(
+            f"path is outside the vault: {value!r} (give a vault-relative path without '..')",
+            {"path": value},
+        )
+    return value
+
+
+def entry_id(value: str) -> str:
+    """A memory entry id names a file in the memory folder, so it is checked as strictly as a
+    path: lowercase letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit."""
+    if not valid_id(value):
+        raise UsageError(f"'{value}' is not a memory id: use lowercase letters, digits, '.', "
+                         f"'_' and '-' (e.g. {slugify(value)})", {"id": value})  # fmt: skip
+    return value
+
+
+VaultPath = Annotated[str, AfterValidator(confined)]
+EntryId = Annotated[str, AfterValidator(entry_id)]
 NOTE_FIELD_HELP = "Vault-relative path (with or without .md), or a unique note name."
 
 
 class NoteParams(Params):
-    note: str = Field(description=NOTE_FIELD_HELP)
+    note: VaultPath = Field(description=NOTE_FIELD_HELP)
 
 
 Handler = Callable[["Services", Any], dict[str, Any]]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from sidecar.api.lint_methods import setup as lint_setup
-from sidecar.api.registry import NOTE_FIELD_HELP, Method, NoteParams, Params
+from sidecar.api.registry import NOTE_FIELD_HELP, Method, NoteParams, Params, VaultPath
 from sidecar.core.graph_html import graph_data, render_html
 from sidecar.core.relations import Taxonomy
 from sidecar.errors import UsageError
@@ -59,14 +59,14 @@ def _note(services: Services, arg: str) -> str:
 
 
 class TraverseParams(Params):
-    note: str = Note
+    note: VaultPath = Note
     relation: str = Field(min_length=1, description="Relation to follow, either spelling.")
     depth: int = Field(1, ge=1, le=5, description="Hops to follow.")
     inverse: bool = Field(False, description="Walk the relation backwards.")
 
 
 class EdgesParams(Params):
-    note: str | None = Field(None, description="Only this note's edges; none: the clusters.")
+    note: VaultPath | None = Field(None, description="Only this note's edges; none: the clusters.")
 
 
 class HtmlParams(Params):

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from sidecar.api.registry import Method, Params
+from sidecar.api.registry import Method, Params, VaultPath
 from sidecar.api.relation_methods import graph_options
 from sidecar.core.filters import parse_filters
 from sidecar.services.context import Services
@@ -19,7 +19,7 @@ class SearchParams(Params):
         "hybrid", description="Ranking mode; edge searches the paragraphs around links."
     )
     limit: int = Field(10, ge=1, le=200, description="Notes to return (best chunk each).")
-    path: str = Field("", description="Only notes under this vault-relative path prefix.")
+    path: VaultPath = Field("", description="Only notes under this vault-relative path prefix.")
     tags: list[str] = Field(default_factory=list, description="Only notes with all these tags.")
     filters: list[str] = Field(
         default_factory=list, description="Frontmatter conditions: key=value, key<value, ..."

@@ -33,6 +33,7 @@ def run_method(
 ) -> None:  # fmt: skip
     try:
         settings = load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ)
+        params = vault_relative(params, settings.vault, Path.cwd())
         client = connect(settings)
         try:
             result = client.call(method, params)
@@ -41,6 +42,29 @@ def run_method(
     except SidecarError as exc:
         fail(exc, as_json)
     output.emit(result, as_json, formatter)
+
+
+NOTE_PARAMS = ("note", "source", "target")
+
+
+def vault_relative(params: dict[str, Any], vault: Path, cwd: Path) -> dict[str, Any]:
+    """A NOTE argument may be a file path as the shell sees it (absolute, or relative to the
+    current folder). Requests carry vault-relative paths only (the daemon refuses anything
+    else and does not know our cwd), so the translation happens here; a path outside the vault
+    is passed on unchanged for the daemon to refuse."""
+    out = dict(params)
+    for key in NOTE_PARAMS:
+        value = out.get(key)
+        if not isinstance(value, str) or not value:
+            continue
+        path = Path(value)
+        if not (path.is_absolute() or (cwd / path).exists()):
+            continue
+        try:
+            out[key] = (cwd / path).resolve().relative_to(vault.resolve()).as_posix()
+        except (ValueError, OSError):
+            continue
+    return out
 
 
 def fail(exc: SidecarError, as_json: bool) -> NoReturn:

@@ -20,6 +20,7 @@ from sidecar.api import build_registry
 from sidecar.cli import agent_cmd, memory_cmd, output
 from sidecar.cli.base import common, fail, run_method
 from sidecar.cli.client import open_services
+from sidecar.cli.doctor_cmd import doctor
 from sidecar.cli.eval_cmd import eval_command
 from sidecar.cli.graph_cmd import (
     current,
@@ -267,6 +268,7 @@ def rpc(vault: str | None, as_json: bool, method: str, params: str | None) -> No
 
 
 main.add_command(lint)
+main.add_command(doctor)
 main.add_command(mentions)
 main.add_command(edges)
 graph.add_command(traverse)

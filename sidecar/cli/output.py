@@ -57,6 +57,7 @@ def fmt_status(r: dict[str, Any]) -> str:
     ]
     lines += [f"failed:  {f['path']}: {f['error']}" for f in r.get("failed", [])]
     lines += [f"invalid frontmatter: {f['path']}" for f in r.get("invalid_frontmatter", [])]
+    lines += [f"warning: {w['path']}: {w['warning']}" for w in r.get("warnings", [])]
     return "\n".join(lines)
 
 

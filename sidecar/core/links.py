@@ -34,21 +34,37 @@ def body_links(blocks: Iterable[Block]) -> Iterator[LinkRef]:
         masked = mask_inline_code(block.text)
         if "[" not in masked:
             continue
+        lines = _Lines(block)
         for match in _WIKI.finditer(masked):
             link = _wikilink(match.group(2), bool(match.group(1)), "link", 0, "")
             if link is not None:
-                yield _place(link, block, match.start())
+                yield _place(link, block, match.start(), lines)
+        lines = _Lines(block)
         for match in _MD.finditer(masked):
             link = _mdlink(match.group(3), match.group(2), bool(match.group(1)))
             if link is not None:
-                yield _place(link, block, match.start())
+                yield _place(link, block, match.start(), lines)
 
 
-def _place(link: LinkRef, block: Block, offset: int) -> LinkRef:
-    line = block.start_line + block.text.count("\n", 0, offset)
+class _Lines:
+    """Line numbers of ascending offsets in one block, counted incrementally: counting from
+    the block's start for each link made a paragraph of 100k links quadratic (16 s)."""
+
+    def __init__(self, block: Block) -> None:
+        self.text = block.text
+        self.offset = 0
+        self.line = block.start_line
+
+    def at(self, offset: int) -> int:
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
+
+
+def _place(link: LinkRef, block: Block, offset: int, lines: _Lines) -> LinkRef:
     return LinkRef(
         link.target, link.anchor, link.relation, link.text, link.label, link.wikilink,
-        link.embed, link.markdown, line, _context(block.text, offset),
+        link.embed, link.markdown, lines.at(offset), _context(block.text, offset),
     )  # fmt: skip
 
 

@@ -11,6 +11,7 @@ the written target does not resolve and the label does, the label is the target.
 from __future__ import annotations
 
 import posixpath
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -105,7 +106,7 @@ class Catalog:
 
     def add(self, note: NoteKey) -> None:
         self.exact.add(note.path)
-        stem = _strip_ext(note.path)
+        stem = _strip_ext(_nfc(note.path))
         self.paths[stem.lower()] = note.path
         self.basenames.setdefault(posixpath.basename(stem).lower(), []).append(note.path)
         for name in _names(note):
@@ -113,7 +114,7 @@ class Catalog:
 
     def remove(self, note: NoteKey) -> None:
         self.exact.discard(note.path)
-        stem = _strip_ext(note.path)
+        stem = _strip_ext(_nfc(note.path))
         if self.paths.get(stem.lower()) == note.path:
             del self.paths[stem.lower()]
         _discard(self.basenames, posixpath.basename(stem).lower(), note.path)
@@ -131,7 +132,7 @@ class Catalog:
         return Resolution(swapped.target, swapped.state, swapped.candidates, swapped=True)
 
     def _resolve_target(self, link: LinkRef, target: str, source: str) -> Resolution:
-        target = target.strip().replace("\\", "/")
+        target = _nfc(target.strip().replace("\\", "/"))
         ext = posixpath.splitext(target)[1].lower()
         if ext in ATTACHMENT_EXTENSIONS and not self._is_dotted_note(target):
             return Resolution(None, "attachment")
@@ -148,7 +149,7 @@ class Catalog:
         return key in self.paths or posixpath.basename(key) in self.basenames
 
     def _by_markdown_path(self, target: str, source: str) -> Resolution | None:
-        folder = posixpath.dirname(source)
+        folder = _nfc(posixpath.dirname(source))
         for base in (folder, ""):
             joined = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
             if joined.startswith("../") or joined == "..":
@@ -179,7 +180,7 @@ class Catalog:
             return Resolution(None, "broken")
         if len(candidates) == 1:
             return Resolution(candidates[0], "valid")
-        narrowed = [c for c in candidates if _strip_ext(c).lower().endswith("/" + key)]
+        narrowed = [c for c in candidates if _strip_ext(_nfc(c)).lower().endswith("/" + key)]
         if len(narrowed) == 1:
             return Resolution(narrowed[0], "valid")
         return Resolution(None, "ambiguous", tuple(sorted(candidates)))
@@ -187,25 +188,29 @@ class Catalog:
 
 def lookup_keys(note: NoteKey) -> set[str]:
     """The lowercase names under which links can find this note (see ``link_keys``)."""
-    return {posixpath.basename(_strip_ext(note.path)).lower(), *_names(note)}
+    return {posixpath.basename(_strip_ext(_nfc(note.path))).lower(), *_names(note)}
 
 
 def link_keys(link: LinkRef) -> set[str]:
     """The lowercase names a link could resolve through; a catalog change touching none of them
     cannot change the link's resolution."""
-    keys = {
-        posixpath.basename(_strip_ext(link.target.strip())).lower(),
-        link.target.strip().lower(),
-    }
+    target = _nfc(link.target.strip())
+    keys = {posixpath.basename(_strip_ext(target)).lower(), target.lower()}
     if link.label:
-        name = link.label.partition("#")[0].strip()
+        name = _nfc(link.label.partition("#")[0].strip())
         keys |= {posixpath.basename(_strip_ext(name)).lower(), name.lower()}
     return keys
 
 
 def _names(note: NoteKey) -> list[str]:
     names = [*note.aliases, *([note.note_id] if note.note_id else [])]
-    return [n.strip().lower() for n in names if n.strip()]
+    return [_nfc(n).strip().lower() for n in names if n.strip()]
+
+
+def _nfc(text: str) -> str:
+    """Names compare in NFC: macOS writes file names decomposed (NFD) and editors type links
+    composed, so ``[[café]]`` must find ``cafe\u0301.md`` (and the other way round)."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def _discard(table: dict[str, list[str]], key: str, path: str) -> None:

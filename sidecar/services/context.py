@@ -78,6 +78,7 @@ class Services:
             ignore = [*(ignore or []), *memory_ignores(vault_root, memory_folder)]
             vault = Vault(vault_root, ignore, max_file_bytes)
             store = IndexStore(data_dir, dim=embedder.dim)
+            store.drop_orphans()  # rows a crash left behind a dropped notes row
             state = IndexState(*store.load_state())
             vectors = VectorIndex(embedder.dim)
             if store.model_id == embedder.model_id:
@@ -141,6 +142,9 @@ class Services:
                 {"path": p, "error": n.frontmatter_error}
                 for p, n in sorted(notes.items())
                 if n.frontmatter_error
+            ],
+            "warnings": [  # indexed, but not as written (not UTF-8: read with U+FFFD)
+                {"path": p, "warning": n.warning} for p, n in sorted(notes.items()) if n.warning
             ],
             "daemon": dict(self.runtime) if self.runtime is not None else None,
         }

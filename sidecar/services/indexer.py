@@ -128,7 +128,7 @@ class Indexer:
             return {p: (s.mtime_ns, s.size) for p, s in self.vault.scan().items()}
         out = {}
         for path in scope:
-            if not self.vault.is_note(path):
+            if not self.vault.is_note(path) or not self.vault.inside(path):
                 continue
             try:
                 st = (self.vault.root / path).stat(follow_symlinks=False)
@@ -169,12 +169,21 @@ class Indexer:
     def _write(
         self, parsed: list[ParsedNote], records: list[NoteRecord], deletes: Iterable[str]
     ) -> None:
+        """A note's row in the notes table is its commit marker: it is dropped before the note's
+        chunks and edges are rewritten and added back last. ``kill -9`` in between leaves the
+        note unindexed (the next start re-reads it; ``Services.open`` drops its orphan rows),
+        never indexed with half of its chunks or edges, which no hash check would notice."""
         deletes = list(deletes)
         paths = [n.path for n in parsed]
         vectors = self.store.chunk_vectors(paths + deletes)
         self.store.delete_notes(deletes)
+        self.store.drop_note_rows(paths)
         self.store.put_chunks(paths, (c for n in parsed for c in n.chunks), vectors)
         with self.state.lock:
             changed_edges = self.state.apply(records, deletes)
+            rewritten = set(paths)
+            rewired = [self.state.notes[s] for s in changed_edges
+                       if s not in rewritten and s in self.state.notes]  # fmt: skip
+        self.store.drop_note_rows([r.path for r in rewired])
         self.store.put_edges(list(changed_edges), (e for es in changed_edges.values() for e in es))
-        self.store.put_notes(records)
+        self.store.put_notes([*records, *rewired])

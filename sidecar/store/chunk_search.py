@@ -28,10 +28,24 @@ class Hit:
 
 
 def ensure_fts_index(store: IndexStore) -> None:
-    """The FTS index, and a B-tree on chunk_id (result rows are fetched by id)."""
-    names = {ix.name for ix in store.chunks.list_indices()}
-    if f"{FTS_COLUMN}_idx" in names or store.chunks.count_rows() == 0:
+    """The FTS index, and a B-tree on chunk_id (result rows are fetched by id).
+
+    Built by the first search, which in the daemon runs on a worker thread: concurrent first
+    searches used to create it at once and all but one failed with a LanceDB commit conflict
+    (found by the load test), so creation is serialised and re-checked under a lock."""
+    if _has_fts(store):
         return
+    with store.index_lock:
+        if not _has_fts(store):
+            _create_fts(store)
+
+
+def _has_fts(store: IndexStore) -> bool:
+    names = {ix.name for ix in store.chunks.list_indices()}
+    return f"{FTS_COLUMN}_idx" in names or store.chunks.count_rows() == 0
+
+
+def _create_fts(store: IndexStore) -> None:
     store.chunks.create_index("chunk_id", config=BTree())
     store.chunks.create_index(
         FTS_COLUMN,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -91,6 +93,7 @@ class IndexStore:
     """Narrow, synchronous access to the three tables. Not thread-safe: one writer owns it."""
 
     def __init__(self, directory: Path, dim: int = 384) -> None:
+        self.index_lock = threading.Lock()  # serialises on-demand index creation
         self.directory = directory
         self.dim = dim
         self.rebuilt = False
@@ -129,6 +132,15 @@ class IndexStore:
 
     # -- reads ------------------------------------------------------------------------------
 
+    def load_notes(self, share: _Share | None = None) -> dict[str, NoteRecord]:
+        share = share if share is not None else _Share()
+        notes: dict[str, NoteRecord] = {}
+        for batch in self.notes.to_arrow().to_batches():
+            for row in batch.to_pylist():
+                note = _note_from_row(row, share)
+                notes[note.path] = note
+        return notes
+
     def load_state(self) -> tuple[dict[str, NoteRecord], list[Edge]]:
         """Every note record and edge, for the in-memory state.
 
@@ -137,11 +149,7 @@ class IndexStore:
         state from 100 MB of Python objects to 57 MB (tracemalloc).
         """
         share = _Share()
-        notes: dict[str, NoteRecord] = {}
-        for batch in self.notes.to_arrow().to_batches():
-            for row in batch.to_pylist():
-                note = _note_from_row(row, share)
-                notes[note.path] = note
+        notes = self.load_notes(share)
         edges = [
             _edge_from_row(row, share)
             for batch in self.edges.to_arrow().to_batches()
@@ -196,6 +204,28 @@ class IndexStore:
             self.notes.delete(_in_list("path", batch))
             self.chunks.delete(_in_list("path", batch))
             self.edges.delete(_in_list("source", batch))
+
+    def drop_note_rows(self, paths: Sequence[str]) -> None:
+        """Remove only the notes rows: the first step of rewriting a note (see ``Indexer``)."""
+        for batch in _batches(paths, 500):
+            self.notes.delete(_in_list("path", batch))
+
+    def row_paths(self) -> tuple[Counter[str], Counter[str]]:
+        """Rows per note path in the chunks table and per source in the edges table."""
+        chunks = self.chunks.search().select(["path"]).limit(None).to_arrow()
+        edges = self.edges.search().select(["source"]).limit(None).to_arrow()
+        return Counter(chunks["path"].to_pylist()), Counter(edges["source"].to_pylist())
+
+    def drop_orphans(self) -> list[str]:
+        """Delete chunk and edge rows of notes that have no notes row (left by a crash between
+        dropping a note's row and rewriting its other rows); returns their paths."""
+        known = set(self.notes.search().select(["path"]).limit(None).to_arrow()["path"].to_pylist())
+        chunks, edges = self.row_paths()
+        orphans = sorted((set(chunks) | set(edges)) - known)
+        for batch in _batches(orphans, 500):
+            self.chunks.delete(_in_list("path", batch))
+            self.edges.delete(_in_list("source", batch))
+        return orphans
 
     def put_notes(self, notes: Sequence[NoteRecord]) -> None:
         if not notes:

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from sidecar.core.memory import valid_id
 from sidecar.errors import StoreError
 from sidecar.store.files import atomic_write
 
@@ -35,7 +36,7 @@ class MemoryFolder:
         self.root = root
 
     def path(self, entry_id: str, archived: bool = False) -> Path:
-        return (self.root / ARCHIVE if archived else self.root) / f"{entry_id}.md"
+        return (self.root / ARCHIVE if archived else self.root) / f"{_checked(entry_id)}.md"
 
     def scan(self) -> list[EntryFile]:
         """Every entry file, active and archived (the same id may appear in both)."""
@@ -83,7 +84,7 @@ class MemoryFolder:
 
     def save_revision(self, entry_id: str, text: str, stamp: str) -> None:
         """Keep ``text`` as a revision named by ``stamp`` (sortable), then only the newest few."""
-        folder = self.root / HISTORY / entry_id
+        folder = self.root / HISTORY / _checked(entry_id)
         target, n = folder / f"{stamp}.md", 0
         while target.exists():  # two revisions within one clock tick
             n += 1
@@ -97,10 +98,18 @@ class MemoryFolder:
 
     def revisions(self, entry_id: str) -> list[tuple[str, str]]:
         """``(stamp, text)`` of the kept revisions, newest first."""
-        folder = self.root / HISTORY / entry_id
+        folder = self.root / HISTORY / _checked(entry_id)
         out = []
         for path in sorted(folder.glob("*.md"), reverse=True):
             text = self.read(path)
             if text is not None:
                 out.append((path.stem, text))
         return out
+
+
+def _checked(entry_id: str) -> str:
+    """An id becomes a file name: the last guard, after the params' ``EntryId`` check, against
+    an id that would step out of the memory folder."""
+    if not valid_id(entry_id):
+        raise StoreError(f"refusing a memory id that is not a plain file name: {entry_id!r}")
+    return entry_id

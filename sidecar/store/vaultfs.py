@@ -8,6 +8,7 @@ exception, so one bad file never stops an index run.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable
@@ -89,6 +90,20 @@ class Vault:
                     out[rel] = FileStat(st.st_mtime_ns, st.st_size)
         return out
 
+    def inside(self, rel: str) -> bool:
+        """Whether ``rel`` lies in the vault without passing through a symlinked folder.
+
+        The scan never descends into symlinked folders, so a path named by a request or a
+        watcher event must not reach a file through one either (a link to ``~/.ssh`` would
+        otherwise be one ``index.reindex`` away). A symlink as the file itself is refused by
+        ``read``, which opens with ``O_NOFOLLOW``.
+        """
+        parts = rel.replace("\\", "/").split("/")
+        if not rel or rel.startswith("/") or ".." in parts or "\x00" in rel:
+            return False
+        parent = os.path.normpath(os.path.join(self.root, rel, os.pardir))
+        return os.path.realpath(parent) == parent
+
     def abspath(self, rel: str) -> Path:
         """The absolute path of a vault-relative path, refusing anything outside the vault."""
         candidate = (self.root / rel).resolve()
@@ -107,17 +122,32 @@ class Vault:
     def read(self, rel: str) -> NoteFile:
         path = self.root / rel
         try:
-            st = path.lstat()
-            if not stat.S_ISREG(st.st_mode):
-                return NoteFile(rel, None, None, "not a regular file", None)
-            fst = FileStat(st.st_mtime_ns, st.st_size)
-            if st.st_size > self.max_bytes:
-                return NoteFile(rel, None, None, f"larger than {self.max_bytes} bytes", fst)
-            data = path.read_bytes()
+            # O_NOFOLLOW and fstat on the open file: a note swapped for a symlink (or a FIFO)
+            # between the scan and this read is refused, not followed or blocked on.
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
             return NoteFile(rel, None, None, "deleted before it could be read", None)
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return NoteFile(rel, None, None, "not a regular file (a symlink)", None)
             return NoteFile(rel, None, None, f"unreadable: {exc.strerror or exc}", None)
+        with os.fdopen(fd, "rb") as fh:
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    return NoteFile(rel, None, None, "not a regular file", None)
+                fst = FileStat(st.st_mtime_ns, st.st_size)
+                if st.st_size > self.max_bytes:
+                    reason = (
+                        f"larger than {self.max_bytes} bytes (index.max_file_bytes); not indexed"
+                    )
+                    return NoteFile(rel, None, None, reason, fst)
+                data = fh.read(self.max_bytes + 1)
+            except OSError as exc:
+                return NoteFile(rel, None, None, f"unreadable: {exc.strerror or exc}", None)
+        if len(data) > self.max_bytes:  # grew between fstat and read
+            reason = f"larger than {self.max_bytes} bytes (index.max_file_bytes); not indexed"
+            return NoteFile(rel, None, None, reason, fst)
         if b"\x00" in data[:8192]:
             return NoteFile(rel, data, None, "binary file (NUL bytes)", fst)
         try:

@@ -56,6 +56,12 @@ export type GraphTraverseParams = {
   inverse?: boolean;
 };
 
+/** Params of `index.check`: Index vs vault drift (missing, stale, extra notes; chunk and memory rows), optionally repaired. */
+export type IndexCheckParams = {
+  /** Fix what was found (re-parse drifted notes, drop orphan rows, re-sync memory), then check again. (default false) */
+  repair?: boolean;
+};
+
 /** Params of `index.reindex`: Bring the index up to date with the vault. */
 export type IndexReindexParams = {
   /** Re-parse every note, not only changed ones. (default false) */
@@ -331,6 +337,7 @@ export interface Methods {
   "graph.orphans": { params: GraphOrphansParams; result: unknown };
   "graph.path": { params: GraphPathParams; result: unknown };
   "graph.traverse": { params: GraphTraverseParams; result: unknown };
+  "index.check": { params: IndexCheckParams; result: unknown };
   "index.reindex": { params: IndexReindexParams; result: unknown };
   "index.status": { params: IndexStatusParams; result: unknown };
   "lint.fix": { params: LintFixParams; result: unknown };
@@ -373,6 +380,7 @@ export const METHOD_INFO: { readonly [M in MethodName]: { readonly summary: stri
   "graph.orphans": { summary: "Notes with no resolved link in or out.", readOnly: true },
   "graph.path": { summary: "Shortest chain of links between two notes.", readOnly: true },
   "graph.traverse": { summary: "Notes reached along one typed relation, either direction, with depth and edge.", readOnly: true },
+  "index.check": { summary: "Index vs vault drift (missing, stale, extra notes; chunk and memory rows), optionally repaired.", readOnly: false },
   "index.reindex": { summary: "Bring the index up to date with the vault.", readOnly: false },
   "index.status": { summary: "Counts, pending vectors, failures, last run.", readOnly: true },
   "lint.fix": { summary: "Plan (or with write, apply) the safe frontmatter fixes for one lint rule.", readOnly: false },
