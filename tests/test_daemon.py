@@ -134,7 +134,13 @@ def test_second_daemon_refuses_and_sigterm_exits_cleanly(tmp_path: Path) -> None
         assert second.returncode == 1
         assert "already serving" in second.stderr
         with d.client() as c:
-            assert c.call("index.status")["notes"] == 10  # the first one is unharmed
+            status = c.call("index.status")
+            assert status["notes"] == 10  # the first one is unharmed
+        # ``serve`` re-executed itself with two malloc arenas: same pid, the variable now set.
+        assert status["daemon"]["pid"] == d.proc.pid
+        assert "MALLOC_ARENA_MAX" not in d.env
+        environ = Path(f"/proc/{d.proc.pid}/environ").read_bytes().split(b"\0")
+        assert b"MALLOC_ARENA_MAX=2" in environ
         assert d.stop(signal.SIGTERM) == 0
         assert not d.socket.exists()
 
