@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from sidecar import profiling
 from sidecar.api import build_registry
 from sidecar.cli import agent_cmd, memory_cmd, output
 from sidecar.cli.base import common, fail, run_method
@@ -43,8 +44,13 @@ from sidecar.transports.unix import is_serving
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="vault-sidecar")
-def main() -> None:
+@click.option("--profile", "profile_dir", type=click.Path(file_okay=False), default=None,
+              help="Record where indexing, embedding and search spend time into this folder "
+              "(the same as SIDECAR_PROFILE=DIR; a daemon started so profiles itself).")  # fmt: skip
+def main(profile_dir: str | None) -> None:
     """Vault Sidecar: a local index, link graph and search for a Markdown vault."""
+    if profile_dir:
+        os.environ[profiling.ENV] = profile_dir  # read by every profiled section
 
 
 @main.command()

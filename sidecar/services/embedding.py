@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sidecar.embed.base import Embedder
+from sidecar.profiling import profile_as
 from sidecar.store.chunk_search import load_vectors, pending_chunks, write_vectors
 from sidecar.store.lance import IndexStore
 from sidecar.store.vectors import VectorIndex
@@ -42,6 +43,7 @@ class EmbedStage:
             return True
         return False
 
+    @profile_as("embed")
     def compute(self, limit: int) -> Batch | None:
         rows = pending_chunks(self.store, limit)
         if not rows:
@@ -49,6 +51,7 @@ class EmbedStage:
         vectors = self.embedder.embed([r["search_text"] or "" for r in rows])
         return Batch([r["chunk_id"] for r in rows], [r["content_hash"] for r in rows], vectors)
 
+    @profile_as("embed-commit")
     def commit(self, batch: Batch) -> int:
         written = write_vectors(
             self.store, list(zip(batch.chunk_ids, batch.hashes, batch.vectors, strict=True))

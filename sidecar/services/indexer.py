@@ -16,6 +16,7 @@ from sidecar.core.chunks import ChunkOptions
 from sidecar.core.model import NoteRecord, ParsedNote
 from sidecar.core.note import content_hash, parse_note
 from sidecar.core.plan import Indexed, candidates, classify
+from sidecar.profiling import profile_as
 from sidecar.services.state import IndexState
 from sidecar.store.lance import IndexStore
 from sidecar.store.vaultfs import NoteFile, Vault
@@ -61,6 +62,7 @@ class Indexer:
         self.chunk_options = chunk_options
         self.failures: dict[str, str] = {}
 
+    @profile_as("index")
     def run(
         self,
         *,

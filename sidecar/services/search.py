@@ -21,6 +21,7 @@ from sidecar.core.filters import Filter, matches, path_matches, tag_matches
 from sidecar.core.ranking import HYBRID_K, HYBRID_WEIGHTS, OVERFETCH, bm25_normalise, decay, rrf
 from sidecar.core.title_match import TitleMatcher
 from sidecar.embed.base import Embedder
+from sidecar.profiling import profile_as
 from sidecar.services.edges import EdgeService
 from sidecar.services.graph_rank import Candidate, GraphOptions, Stale
 from sidecar.services.search_graph import GraphStage
@@ -70,6 +71,7 @@ class SearchService:
         self._titles_version = -1
         self.graph = GraphStage(store, state, vectors, self._lexical)
 
+    @profile_as("search")
     def search(self, q: Query) -> dict[str, Any]:
         out: dict[str, Any] = {"query": q.text, "mode": q.mode, "results": []}
         if q.mode == "edge":

@@ -1,0 +1,338 @@
+"""The cost curve: the whole daemon benchmark at 1k, 10k and 100k generated notes.
+
+    python bench/scale.py                      # 1k, 10k, 100k: about an hour on 2 cores
+    python bench/scale.py --sizes 1000 10000   # a quicker curve
+    python bench/scale.py --render             # redraw the docs from bench/results/scale-*.json
+
+For each size: a deterministic vault (``genvault.py``); the raw model's throughput on 1,000 of
+its chunk texts in this process; then ``sidecar serve`` with the real model on a fresh store,
+measured as a user meets it:
+
+- start -> serving with every note lexically searchable (the cold index), then, while the
+  embedding stage works through the backlog: lexical queries, graph queries and saves found by
+  a lexical search, all over the socket (embedding must not block any of them);
+- start -> every chunk embedded, the stage's chunks/s and its ratio to the raw model;
+- then queries in every mode, saves found by a hybrid search, resident memory, idle CPU, the
+  store's size on disk; after the daemon stops, one-note re-index in process.
+
+Each size writes ``bench/results/scale-<notes>.json``; the table and the plot
+(``docs/img/scale.png``) between the ``scale`` markers of docs/benchmarks.md are rebuilt from
+every such file present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from genvault import WORDS, generate
+from machine import describe, pct
+
+from sidecar.config import model_cache_dir
+from sidecar.core.note import parse_note
+from sidecar.embed import load_embedder
+from sidecar.services.context import Services
+from tests.daemon_harness import RunningDaemon, daemon_env, start
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results"
+DOC = REPO / "docs" / "benchmarks.md"
+PLOT = REPO / "docs" / "img" / "scale.png"
+BEGIN, END = "<!-- scale:begin -->", "<!-- scale:end -->"
+GRAPH_METHODS = ("note.backlinks", "graph.neighbors", "graph.traverse")
+
+
+def timed(fn: Any, *args: Any) -> float:
+    t0 = time.perf_counter()
+    fn(*args)
+    return (time.perf_counter() - t0) * 1000
+
+
+def summary(ms: list[float]) -> dict[str, float]:
+    return {"p50": round(statistics.median(ms), 2), "p95": round(pct(ms, 0.95), 2),
+            "n": len(ms)}  # fmt: skip
+
+
+def proc_stat(pid: int) -> tuple[float, int]:
+    """(CPU seconds used, resident KiB) of a process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS"))
+    return cpu, rss
+
+
+def anon_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Anonymous:"):
+            return int(line.split()[1])
+    return 0
+
+
+def du_mib(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
+
+
+def raw_model_rate(vault: Path, sample: int = 1000) -> tuple[float, str]:
+    """Chunks/s of the bare model on chunk texts of this vault, as the stage feeds them."""
+    rng = random.Random(11)
+    files = sorted(vault.rglob("*.md"))
+    texts: list[str] = []
+    for path in rng.sample(files, min(len(files), sample)):
+        rel = path.relative_to(vault).as_posix()
+        texts += [c.embed_text for c in parse_note(rel, path.read_text("utf-8"), "-").chunks]
+    texts = texts[:sample]
+    embedder = load_embedder("minilm", cache_dir=model_cache_dir(os.environ))
+    embedder.embed(texts[:32])  # load and warm up
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), 64):
+        embedder.embed(texts[i : i + 64])
+    return len(texts) / (time.perf_counter() - t0), embedder.model_id
+
+
+def queries(rng: random.Random, count: int) -> list[str]:
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4))) for _ in range(count)]
+
+
+def search_latency(d: RunningDaemon, mode: str, texts: list[str]) -> dict[str, float]:
+    with d.client() as c:
+        return summary([timed(c.call, "search", {"query": q, "mode": mode}) for q in texts])
+
+
+def graph_latency(d: RunningDaemon, notes: list[str], rng: random.Random) -> dict[str, Any]:
+    out = {}
+    with d.client() as c:
+        for method in GRAPH_METHODS:
+            params = [{"note": rng.choice(notes)} for _ in range(200)]
+            if method == "graph.neighbors":
+                params = [{**p, "depth": 2} for p in params]
+            elif method == "graph.traverse":
+                params = [{**p, "depth": 2, "relation": "depends_on"} for p in params]
+            out[method] = summary([timed(c.call, method, p) for p in params])
+    return out
+
+
+def save_to_found(d: RunningDaemon, notes: list[str], mode: str, saves: int) -> dict[str, float]:
+    """File appended -> the new word found by ``search`` in ``mode`` over the socket."""
+    rng = random.Random(5 if mode == "lexical" else 6)
+    found = []
+    with d.client() as c:
+        for i in range(saves):
+            word = f"zqx{mode[:3]}{i}w{rng.randint(0, 10**6)}"
+            path = d.vault / rng.choice(notes)
+            t0 = time.perf_counter()
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(f"\n{word} appended by the scale benchmark\n")
+            while not c.call("search", {"query": word, "mode": mode, "limit": 1})["results"]:
+                time.sleep(0.005)
+            found.append((time.perf_counter() - t0) * 1000)
+            time.sleep(0.5)
+    return summary(found)
+
+
+def one_note_reindex(vault: Path, data: Path, notes: list[str]) -> dict[str, float]:
+    # The store's own model (its vectors stay valid); re-indexing never loads it.
+    s = Services.open(
+        vault, data, embedder=load_embedder("minilm", cache_dir=model_cache_dir(os.environ))
+    )
+    try:
+        rng = random.Random(9)
+        times = []
+        for i in range(20):
+            rel = rng.choice(notes)
+            with (vault / rel).open("a", encoding="utf-8") as fh:
+                fh.write(f"\nreindex probe {i}\n")
+            times.append(timed(lambda r=rel: s.reindex(paths=[r])))
+        return summary(times)
+    finally:
+        s.close()
+
+
+def run_size(count: int, work: Path, idle: float) -> dict[str, Any]:
+    vault = work / f"vault-{count}"
+    if not vault.is_dir():
+        generate(vault, count)
+    raw, model_id = raw_model_rate(vault)
+    state = work / f"state-{count}"
+    shutil.rmtree(state, ignore_errors=True)
+    state.mkdir()
+    env = daemon_env(state, debounce_ms=300, model="minilm")
+    env["XDG_CACHE_HOME"] = str(Path.home() / ".cache")  # the requantised model, built once
+    t0 = time.perf_counter()
+    d = start(vault, env, wait=4 * 3600)
+    ready = time.perf_counter() - t0
+    rng = random.Random(3)
+    r: dict[str, Any] = {"notes": count, "machine": describe(), "model": model_id,
+                         "raw_chunks_per_s": round(raw, 1), "ready_s": round(ready, 1)}  # fmt: skip
+    try:
+        with d.client(timeout=None) as c:
+            status = c.call("index.status")
+            notes = sorted(n["path"] for n in c.call("graph.export")["nodes"])
+        r["chunks"], r["edges"] = status["chunks"], status["links"]["resolved"]
+        r["while_embedding"] = {
+            "pending_at_start": status["pending"],
+            "lexical": search_latency(d, "lexical", queries(rng, 100)),
+            "graph": graph_latency(d, notes, rng),
+            "save_to_lexical": save_to_found(d, notes, "lexical", 10),
+        }
+        with d.client(timeout=None) as c:
+            c.call("index.reindex", {"embed": True})  # returns when every chunk has a vector
+            embedded = time.perf_counter() - t0
+            r["embedded_s"] = round(embedded, 1)
+            r["stage_chunks_per_s"] = round(r["chunks"] / (embedded - ready), 1)
+            r["stage_over_raw"] = round(r["stage_chunks_per_s"] / raw, 2)
+        texts = queries(rng, 200)
+        r["query"] = {mode: search_latency(d, mode, texts)
+                      for mode in ("lexical", "semantic", "hybrid")}  # fmt: skip
+        r["graph"] = graph_latency(d, notes, rng)
+        r["save_to_hybrid"] = save_to_found(d, notes, "hybrid", 20)
+        time.sleep(5)
+        cpu0, _ = proc_stat(d.proc.pid)
+        time.sleep(idle)
+        cpu1, rss = proc_stat(d.proc.pid)
+        r["idle_cpu_pct"] = round(100 * (cpu1 - cpu0) / idle, 2)
+        r["rss_mib"] = round(rss / 1024)
+        r["anon_mib"] = round(anon_kib(d.proc.pid) / 1024)
+    finally:
+        d.stop(timeout=600)
+    data = Path(env["SIDECAR_DATA_DIR"])
+    r["disk_mib"] = round(du_mib(data), 1)
+    r["one_note_reindex"] = one_note_reindex(vault, data, notes)
+    r["command"] = f"python bench/scale.py {' '.join(sys.argv[1:])}"
+    shutil.rmtree(state, ignore_errors=True)
+    return r
+
+
+# -- the docs -----------------------------------------------------------------------------
+
+
+def fmt_ms(s: dict[str, float]) -> str:
+    return f"{s['p50']:.1f} / {s['p95']:.1f}"
+
+
+ROWS: list[tuple[str, Any]] = [
+    ("chunks / edges", lambda r: f"{r['chunks']:,} / {r['edges']:,}"),
+    ("cold start -> lexically searchable", lambda r: f"{r['ready_s']:.1f} s"),
+    ("cold start -> every chunk embedded", lambda r: f"{r['embedded_s'] / 60:.1f} min"),
+    ("embedding stage, chunks/s (raw model in the same run)",
+     lambda r: f"{r['stage_chunks_per_s']} ({r['raw_chunks_per_s']}): **{r['stage_over_raw']}**"),
+    ("while embedding: lexical query p50 / p95 ms",
+     lambda r: fmt_ms(r["while_embedding"]["lexical"])),
+    ("while embedding: save -> found (lexical) p50 / p95 ms",
+     lambda r: fmt_ms(r["while_embedding"]["save_to_lexical"])),
+    ("while embedding: `graph.neighbors` depth 2 p50 / p95 ms",
+     lambda r: fmt_ms(r["while_embedding"]["graph"]["graph.neighbors"])),
+    ("one-note re-index p50 / p95 ms", lambda r: fmt_ms(r["one_note_reindex"])),
+    ("save -> found (hybrid) p50 / p95 ms", lambda r: fmt_ms(r["save_to_hybrid"])),
+    ("`lexical` query p50 / p95 ms", lambda r: fmt_ms(r["query"]["lexical"])),
+    ("`semantic` query p50 / p95 ms", lambda r: fmt_ms(r["query"]["semantic"])),
+    ("`hybrid` query p50 / p95 ms", lambda r: fmt_ms(r["query"]["hybrid"])),
+    ("`note.backlinks` p50 / p95 ms", lambda r: fmt_ms(r["graph"]["note.backlinks"])),
+    ("`graph.neighbors` depth 2 p50 / p95 ms", lambda r: fmt_ms(r["graph"]["graph.neighbors"])),
+    ("`graph.traverse` depends_on, depth 2 p50 / p95 ms", lambda r: fmt_ms(r["graph"]["graph.traverse"])),
+    ("resident memory (RSS; private)", lambda r: f"{r['rss_mib']} MiB ({r['anon_mib']} MiB)"),
+    ("store on disk", lambda r: f"{r['disk_mib']:.0f} MiB"),
+    ("idle CPU over 60 s", lambda r: f"{r['idle_cpu_pct']:.2f} %"),
+]  # fmt: skip
+
+
+def load_results() -> list[dict[str, Any]]:
+    found = [json.loads(p.read_text()) for p in RESULTS.glob("scale-*.json")]
+    return sorted(found, key=lambda r: r["notes"])
+
+
+def render_table(results: list[dict[str, Any]]) -> str:
+    head = "| measure | " + " | ".join(f"{r['notes']:,} notes" for r in results) + " |"
+    lines = [head, "|---|" + "---|" * len(results)]
+    lines += [f"| {name} | " + " | ".join(cell(r) for r in results) + " |" for name, cell in ROWS]
+    machines = sorted({r["machine"] for r in results})
+    return "\n".join([
+        f"Machine: {'; '.join(machines)}  ",
+        f"Command: `{results[-1]['command']}` (raw: `bench/results/scale-*.json`); "
+        f"model {results[-1]['model']}  ",
+        "",
+        *lines,
+        "",
+        "![Cost curve: latency and memory against vault size](img/scale.png)",
+    ])  # fmt: skip
+
+
+def render_plot(results: list[dict[str, Any]]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = [r["notes"] for r in results]
+    fig, (left, mid, right) = plt.subplots(1, 3, figsize=(13, 4))
+    for label, get in [
+        ("hybrid p95", lambda r: r["query"]["hybrid"]["p95"]),
+        ("lexical p95", lambda r: r["query"]["lexical"]["p95"]),
+        ("semantic p95", lambda r: r["query"]["semantic"]["p95"]),
+        ("neighbors d2 p95", lambda r: r["graph"]["graph.neighbors"]["p95"]),
+        ("one-note re-index p95", lambda r: r["one_note_reindex"]["p95"]),
+    ]:
+        left.plot(sizes, [get(r) for r in results], marker="o", label=label)
+    left.set(xscale="log", yscale="log", xlabel="notes", ylabel="ms", title="Latency (p95)")
+    left.legend(fontsize=8)
+    mid.plot(sizes, [r["ready_s"] for r in results], marker="o", label="lexically searchable")
+    mid.plot(sizes, [r["embedded_s"] for r in results], marker="o", label="fully embedded")
+    mid.set(xscale="log", yscale="log", xlabel="notes", ylabel="s", title="Cold start")
+    mid.legend(fontsize=8)
+    right.plot(sizes, [r["rss_mib"] for r in results], marker="o", label="resident (RSS)")
+    right.plot(sizes, [r["anon_mib"] for r in results], marker="o", label="private (anon)")
+    right.plot(sizes, [r["disk_mib"] for r in results], marker="o", label="store on disk")
+    right.set(xscale="log", xlabel="notes", ylabel="MiB", title="Memory and disk")
+    right.legend(fontsize=8)
+    for ax in (left, mid, right):
+        ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    PLOT.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(PLOT, dpi=100)
+
+
+def render_docs() -> None:
+    results = load_results()
+    if not results:
+        raise SystemExit("no bench/results/scale-*.json yet: run the benchmark first")
+    text = DOC.read_text("utf-8")
+    before, _, rest = text.partition(BEGIN)
+    _, _, after = rest.partition(END)
+    if not rest:
+        raise SystemExit(f"{DOC} has no {BEGIN} marker")
+    DOC.write_text(f"{before}{BEGIN}\n{render_table(results)}\n{END}{after}", "utf-8")
+    render_plot(results)
+    print(f"wrote {DOC.relative_to(REPO)} and {PLOT.relative_to(REPO)}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--work", type=Path, default=Path("/tmp/sidecar-scale"))
+    ap.add_argument("--idle", type=float, default=60)
+    ap.add_argument("--render", action="store_true", help="only rebuild the docs")
+    args = ap.parse_args()
+    if not args.render:
+        args.work.mkdir(parents=True, exist_ok=True)
+        for count in args.sizes:
+            result = run_size(count, args.work, args.idle)
+            out = RESULTS / f"scale-{count}.json"
+            out.write_text(json.dumps(result, indent=1) + "\n")
+            print(f"{count} notes: {json.dumps(result)}", flush=True)
+            subprocess.run(["sync"], check=False)
+    render_docs()
+
+
+if __name__ == "__main__":
+    main()
