@@ -94,6 +94,7 @@ class IndexStore:
 
     def __init__(self, directory: Path, dim: int = 384) -> None:
         self.index_lock = threading.Lock()  # serialises on-demand index creation
+        self.fts_ready = False  # the chunks table's FTS index exists (tables live as long as we)
         self.directory = directory
         self.dim = dim
         self.rebuilt = False
