@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from sidecar.api.lint_methods import setup as lint_setup
-from sidecar.api.registry import NOTE_FIELD_HELP, Method, Params
+from sidecar.api.registry import NOTE_FIELD_HELP, Method, Params, VaultPath
 from sidecar.services import editor
 
 if TYPE_CHECKING:
@@ -27,18 +27,22 @@ class CatalogParams(Params):
 
 
 class ResolveParams(Params):
-    source: str = Field(description="Vault-relative path of the note the links are written in.")
+    source: VaultPath = Field(
+        description="Vault-relative path of the note the links are written in."
+    )
     links: list[str] = Field(description="Links as written: [[T#h|a]], [t](p.md#h), or a bare "
                              "wikilink target T#h.", max_length=1000)  # fmt: skip
 
 
 class ReferencesParams(Params):
-    note: str = Note
+    note: VaultPath = Note
     heading: str | None = Field(None, description="Only links to this heading of the note.")
 
 
 class CheckParams(Params):
-    path: str = Field(description="Vault-relative path the buffer belongs to (need not exist).")
+    path: VaultPath = Field(
+        description="Vault-relative path the buffer belongs to (need not exist)."
+    )
     text: str = Field(description="The note's text as the editor holds it, saved or not.",
                       max_length=MAX_BUFFER)  # fmt: skip
 

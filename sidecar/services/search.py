@@ -79,7 +79,8 @@ class SearchService:
         allowed = self._allowed(q)
         n = max(q.limit * OVERFETCH, 50)
         vec = None if q.mode == "lexical" or len(self.vectors) == 0 else self._embed(q.text)
-        lexical = [] if q.mode == "semantic" else self._lexical(q.text, n, allowed)
+        rows: dict[str, dict[str, Any]] = {}  # chunk rows the lexical search already read
+        lexical = [] if q.mode == "semantic" else self._lexical(q.text, n, allowed, rows)
         semantic = [] if vec is None else self._semantic(vec, n, allowed)
         named = self._named(q.text, allowed) if q.mode == "hybrid" else []
         candidates = self._combine(q.mode, lexical, semantic, named)
@@ -87,7 +88,7 @@ class SearchService:
         self._decay(best, q.half_life_days)
         best, stale = self.graph.rank(best, q, allowed, vec)
         best = [c for c in best if c.score >= q.min_score][: q.limit]
-        out["results"] = self._shape(best, q, stale)
+        out["results"] = self._shape(best, q, stale, rows)
         context = self.graph.expand(best, q, allowed, vec) if q.expand else []
         out["graph_context"] = [
             {**{k: v for k, v in c.items() if k != "text"}, "snippet": snippet(c["text"], q.text)}
@@ -109,15 +110,23 @@ class SearchService:
                 and all(matches(n.frontmatter, f) for f in q.filters)
             }  # fmt: skip
 
-    def _lexical(self, text: str, n: int, allowed: set[str] | None) -> list[Candidate]:
+    def _lexical(
+        self,
+        text: str,
+        n: int,
+        allowed: set[str] | None,
+        rows: dict[str, dict[str, Any]] | None = None,
+    ) -> list[Candidate]:
+        """BM25 candidates; their chunk rows go into ``rows`` when it is given."""
         if allowed is not None and not allowed:
             return []
         where = None
         if allowed is not None and len(allowed) <= 2000:
             where = f"path IN ({', '.join(sql_str(p) for p in sorted(allowed))})"
-        hits = fts_search(
-            self.store, _fts_safe(text), n if where or allowed is None else n * 4, where
-        )
+        limit = n if where or allowed is None else n * 4
+        hits = fts_search(self.store, _fts_safe(text), limit, where, rows=rows is not None)
+        if rows is not None:
+            rows.update((h.chunk_id, h.row) for h in hits if h.row is not None)
         out = [
             Candidate(h.chunk_id, h.path, bm25_normalise(h.score), {"bm25": round(h.score, 4)})
             for h in hits
@@ -201,9 +210,16 @@ class SearchService:
     # -- output -------------------------------------------------------------------------------
 
     def _shape(
-        self, best: list[Candidate], q: Query, stale: dict[str, Stale]
+        self,
+        best: list[Candidate],
+        q: Query,
+        stale: dict[str, Stale],
+        known: dict[str, dict[str, Any]],
     ) -> list[dict[str, Any]]:
-        rows = chunk_rows(self.store, [c.chunk_id for c in best])
+        rows = {
+            **known,
+            **chunk_rows(self.store, [c.chunk_id for c in best if c.chunk_id not in known]),
+        }
         out = []
         for c in best:
             row = rows.get(c.chunk_id)

@@ -20,11 +20,15 @@ from sidecar.store.lance import IndexStore, sql_str
 FTS_COLUMN = "search_text"
 
 
+ROW_COLUMNS = ["chunk_id", "path", "heading", "start_line", "end_line", "text"]
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
     chunk_id: str
     path: str
     score: float
+    row: dict[str, Any] | None = None  # the ROW_COLUMNS, when asked for
 
 
 def ensure_fts_index(store: IndexStore) -> None:
@@ -56,7 +60,11 @@ def _create_fts(store: IndexStore) -> None:
     )  # fmt: skip
 
 
-def fts_search(store: IndexStore, query: str, limit: int, where: str | None = None) -> list[Hit]:
+def fts_search(
+    store: IndexStore, query: str, limit: int, where: str | None = None, *, rows: bool = False
+) -> list[Hit]:
+    """BM25 hits; ``rows=True`` also reads each hit's row, saving a second query by id (about
+    a third of a 10k-note lexical search, ``--profile``)."""
     if not query.strip():
         return []
     ensure_fts_index(store)
@@ -65,8 +73,9 @@ def fts_search(store: IndexStore, query: str, limit: int, where: str | None = No
     q = store.chunks.search(_fts_query(query), query_type="fts", fts_columns=FTS_COLUMN)
     if where:
         q = q.where(where, prefilter=True)
-    rows = q.select(["chunk_id", "path", "_score"]).limit(limit).to_list()
-    return [Hit(r["chunk_id"], r["path"], float(r["_score"])) for r in rows]
+    columns = [*ROW_COLUMNS, "_score"] if rows else ["chunk_id", "path", "_score"]
+    found = q.select(columns).limit(limit).to_list()
+    return [Hit(r["chunk_id"], r["path"], float(r["_score"]), r if rows else None) for r in found]
 
 
 def _fts_query(query: str) -> str:
@@ -123,11 +132,5 @@ def chunk_rows(store: IndexStore, chunk_ids: Sequence[str]) -> dict[str, dict[st
     if not chunk_ids:
         return {}
     where = f"chunk_id IN ({', '.join(sql_str(c) for c in chunk_ids)})"
-    rows = (
-        store.chunks.search()
-        .where(where)
-        .select(["chunk_id", "path", "heading", "start_line", "end_line", "text"])
-        .limit(None)
-        .to_list()
-    )
+    rows = store.chunks.search().where(where).select(ROW_COLUMNS).limit(None).to_list()
     return {r["chunk_id"]: r for r in rows}
