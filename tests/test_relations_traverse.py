@@ -165,3 +165,33 @@ def test_bad_params_are_usage_errors(call: Callable[..., Call]) -> None:
         c("graph.traverse", {"note": "App", "relation": "depends_on", "depth": 6})
     with pytest.raises(UsageError):
         c("graph.traverse", {"note": "App", "relation": ""})
+
+
+def test_facts_kept_up_to_date_equal_facts_built_afresh(
+    make_vault: VaultFactory, tmp_path: Path
+) -> None:
+    """The daemon patches its facts per change; after edits, renames of relations, a new note
+    and a deleted one, they must be what a fresh build from every edge gives."""
+    vault = make_vault({**DEPENDS, **FORWARD})
+    s = Services.open(vault, tmp_path / "data", embedder=TinyEmbedder())
+    try:
+        s.reindex()
+        taxonomy = Taxonomy.default()
+        kept = s.state.facts(taxonomy)  # built now, patched from here on
+        assert traverse(kept, "Api.md", "depends_on", inverse=True)
+        (vault / "Cache.md").write_text("---\ndepends_on: ['[[Api]]', '[[App]]']\n---\n# Cache\n")
+        (vault / "A2.md").unlink()  # A3 supersedes a note that is gone: its edge breaks
+        (vault / "Db.md").write_text("# Db\n\nNo relations any more.\n")
+        (vault / "New.md").write_text("---\nsupersedes: '[[A1]]'\nrequired_by: '[[Cache]]'\n---\n")
+        s.reindex()
+        assert s.state.facts(taxonomy) is kept
+        fresh = Facts(s.state.graph.edges(), taxonomy)
+        assert kept.stated == fresh.stated
+        assert {f: sorted(map(repr, es)) for f, es in kept.edges.items()} == {
+            f: sorted(map(repr, es)) for f, es in fresh.edges.items()
+        }
+        assert [h.path for h in traverse(kept, "Cache.md", "depends_on")] == [
+            "Api.md", "App.md", "New.md",
+        ]  # fmt: skip
+    finally:
+        s.close()

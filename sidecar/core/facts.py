@@ -30,13 +30,53 @@ class Facts:
         self.taxonomy = taxonomy
         self.edges: dict[Fact, list[Edge]] = {}
         self.stated: set[Fact] = set()  # as written, before canonicalisation
+        self._by_source: dict[str, list[tuple[Fact, Edge]]] = {}
+        self._steps: dict[tuple[str, bool], dict[str, list[tuple[str, Fact]]]] = {}
         for edge in edges:
-            if edge.state != "valid" or edge.target is None or edge.target == edge.source:
-                continue
-            self.stated.add((edge.source, edge.relation, edge.target))
-            fact = taxonomy.canonical(edge.source, edge.relation, edge.target)
-            stated = self.edges.setdefault(fact, [])
-            stated.insert(0 if edge.relation == fact[1] else len(stated), edge)
+            self._add(edge)
+
+    def _add(self, edge: Edge) -> None:
+        if edge.state != "valid" or edge.target is None or edge.target == edge.source:
+            return
+        self.stated.add((edge.source, edge.relation, edge.target))
+        fact = self.taxonomy.canonical(edge.source, edge.relation, edge.target)
+        stated = self.edges.setdefault(fact, [])
+        stated.insert(0 if edge.relation == fact[1] else len(stated), edge)
+        self._by_source.setdefault(edge.source, []).append((fact, edge))
+
+    def replace(self, sources: set[str], edges: Iterable[Edge]) -> None:
+        """Forget every edge written in ``sources``, then take ``edges`` (theirs, as they are
+        now): what changed in the vault, without rebuilding from every edge."""
+        for source in sources:
+            for fact, edge in self._by_source.pop(source, ()):
+                stated = self.edges[fact]
+                stated.remove(edge)
+                if not stated:
+                    del self.edges[fact]
+                self.stated.discard((edge.source, edge.relation, edge.target))
+        for edge in edges:
+            self._add(edge)
+        self._steps.clear()
+
+    def steps(self, relation: str, forward: bool) -> dict[str, list[tuple[str, Fact]]]:
+        """note -> [(next note, fact)] along a canonical relation, sorted; symmetric relations
+        step both ways. Built once per relation and direction (treat it as read-only)."""
+        key = (relation, forward)
+        if key not in self._steps:
+            symmetric = relation in self.taxonomy.symmetric
+            steps: dict[str, list[tuple[str, Fact]]] = {}
+            for fact in self.edges:
+                source, rel, target = fact
+                if rel != relation:
+                    continue
+                if forward or symmetric:
+                    steps.setdefault(source, []).append((target, fact))
+                if not forward or symmetric:
+                    steps.setdefault(target, []).append((source, fact))
+            for hops in steps.values():
+                hops.sort()
+            self._steps[key] = steps
+        return self._steps[key]
 
     def pairs(self, relation: str) -> Iterator[tuple[str, str]]:
         """(source, target) of every fact with this canonical relation."""

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sidecar.core.facts import Fact, Facts
+from sidecar.core.facts import Facts
 from sidecar.core.graph import Graph
 from sidecar.core.links import normalise_relation
 from sidecar.core.model import Edge
@@ -61,16 +61,7 @@ def traverse(
 ) -> list[Hop]:
     """Breadth-first along one relation, each note once at its least depth (cycle-safe)."""
     canonical, forward, name = orientation(facts.taxonomy, relation, inverse)
-    symmetric = canonical in facts.taxonomy.symmetric
-    steps: dict[str, list[tuple[str, Fact]]] = {}
-    for fact in facts.edges:
-        source, rel, target = fact
-        if rel != canonical:
-            continue
-        if forward or symmetric:
-            steps.setdefault(source, []).append((target, fact))
-        if not forward or symmetric:
-            steps.setdefault(target, []).append((source, fact))
+    steps = facts.steps(canonical, forward)
     seen = {root}
     out: list[Hop] = []
     frontier = deque([(root, 0)])
@@ -78,7 +69,7 @@ def traverse(
         node, d = frontier.popleft()
         if d >= min(depth, MAX_DEPTH):
             continue
-        for nxt, fact in sorted(steps.get(node, ())):
+        for nxt, fact in steps.get(node, ()):
             if nxt not in seen:
                 seen.add(nxt)
                 out.append(Hop(nxt, d + 1, node, name, tuple(facts.edges[fact])))

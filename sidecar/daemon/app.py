@@ -63,6 +63,7 @@ class Daemon:
         self.embedded = 0
         self.embed_batch = 64
         self.embed_delay = 1.0
+        self.compact_every = 5000  # embedded chunks between compactions during a backlog
         self._loop: asyncio.AbstractEventLoop | None = None
         self.started = time.time()
         services.runtime = {"pid": os.getpid(), "socket": str(self.socket_path), "watching": False,
@@ -106,6 +107,7 @@ class Daemon:
         outside the writer; only the short commit of each batch goes through it."""
         stage = self.services.embed_stage
         await self.writer.submit(stage.prepare, counts_as_write=False)
+        since_compact = 0
         while not self._stop.is_set():
             try:
                 batch = await asyncio.to_thread(stage.compute, self.embed_batch)
@@ -114,6 +116,9 @@ class Daemon:
                 batch = None
                 await asyncio.sleep(30)
             if batch is None:
+                if since_compact >= 500:  # the end of a backlog: searches fully indexed now
+                    await self.writer.submit(self.services.store.optimize, counts_as_write=False)
+                    since_compact = 0
                 if not self._idle_embedding.is_set():
                     release_free_memory()  # the end of a burst of embedding
                 self._idle_embedding.set()
@@ -128,6 +133,13 @@ class Daemon:
             self._idle_embedding.clear()
             await self.writer.submit(lambda b=batch: stage.commit(b))  # type: ignore[misc]
             self.embedded += len(batch.chunk_ids)
+            since_compact += len(batch.chunk_ids)
+            if since_compact >= self.compact_every:
+                # Each commit rewrites its rows into a new fragment the FTS index does not
+                # cover; through a long backlog (a cold 100k-note vault embeds for most of an
+                # hour) lexical search would scan ever more unindexed rows. Fold them in.
+                await self.writer.submit(self.services.store.optimize, counts_as_write=False)
+                since_compact = 0
 
     async def _embedded_all(self) -> None:
         self._idle_embedding.clear()

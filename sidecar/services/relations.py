@@ -19,11 +19,16 @@ from sidecar.services.state import IndexState
 from sidecar.store.vaultfs import Vault
 
 
+def facts_of(state: IndexState, taxonomy: Taxonomy) -> Facts:
+    """The typed facts of every edge, built once per state version (call under the lock)."""
+    return state.facts(taxonomy)
+
+
 def traverse_from(
     state: IndexState, taxonomy: Taxonomy, root: str, relation: str, inverse: bool, depth: int
 ) -> dict[str, Any]:
     with state.lock:
-        facts = Facts(state.graph.edges(), taxonomy)
+        facts = facts_of(state, taxonomy)
     hops = traverse(facts, root, relation, inverse=inverse, depth=min(depth, MAX_DEPTH))
     canonical, forward, name = orientation(taxonomy, relation, inverse)
     return {
@@ -38,7 +43,7 @@ def traverse_from(
 
 def current_for(state: IndexState, taxonomy: Taxonomy, path: str) -> dict[str, Any]:
     with state.lock:
-        facts = Facts(state.graph.edges(), taxonomy)
+        facts = facts_of(state, taxonomy)
         result = current_of(path, superseders_in(facts)).to_dict()
         note = state.notes.get(result["current"] or "")
         result["status"] = (status_of(note.frontmatter) or None) if note else None

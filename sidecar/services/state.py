@@ -10,8 +10,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
+from sidecar.core.facts import Facts
 from sidecar.core.graph import Graph
 from sidecar.core.model import Edge, NoteRecord
+from sidecar.core.relations import Taxonomy
 from sidecar.core.resolve import Catalog, NoteKey, link_keys, lookup_keys, resolve_links
 
 
@@ -30,6 +32,7 @@ class IndexState:
         self.notes = notes
         self.catalog = Catalog.build(note_key(n) for n in notes.values())
         self.graph = Graph(notes.keys(), edges)
+        self._facts: Facts | None = None  # built on first use, then kept up to date by apply
         self._sources_by_key: dict[str, set[str]] = {}
         for note in notes.values():
             self._index_links(note, add=True)
@@ -37,6 +40,16 @@ class IndexState:
     @classmethod
     def empty(cls) -> IndexState:
         return cls({}, ())
+
+    def facts(self, taxonomy: Taxonomy) -> Facts:
+        """The typed facts of every edge (call holding ``lock``; treat them as read-only).
+
+        Built once (215 ms at 10k notes), then patched by ``apply`` for the sources that
+        changed: ``graph.traverse`` used to rebuild them on every call (80 ms at p95 on a
+        1k-note generated vault, bench/scale.py). A changed taxonomy (config reload) rebuilds."""
+        if self._facts is None or self._facts.taxonomy != taxonomy:
+            self._facts = Facts(self.graph.edges(), taxonomy)
+        return self._facts
 
     def _index_links(self, note: NoteRecord, *, add: bool) -> None:
         for link in note.links:
@@ -53,10 +66,12 @@ class IndexState:
         self.version += 1
         touched_keys: set[str] = set()
         affected: set[str] = set()
+        dropped: set[str] = set()
         for path in deletes:
             gone = self.notes.pop(path, None)
             if gone is None:
                 continue
+            dropped.add(path)
             touched_keys |= lookup_keys(note_key(gone))
             self.catalog.remove(note_key(gone))
             self._index_links(gone, add=False)
@@ -86,6 +101,9 @@ class IndexState:
             if edges != self.graph.out.get(source, []) or source in changed:
                 self.graph.replace_source(source, edges)
                 changed[source] = edges
+        if self._facts is not None:
+            sources = set(changed) | (dropped - self.notes.keys())
+            self._facts.replace(sources, [e for es in changed.values() for e in es])
         return changed
 
     def link_stats(self) -> dict[str, int]:
