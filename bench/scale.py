@@ -181,7 +181,7 @@ def run_size(count: int, work: Path, idle: float) -> dict[str, Any]:
     try:
         with d.client(timeout=None) as c:
             status = c.call("index.status")
-            notes = sorted(n["path"] for n in c.call("graph.export")["nodes"])
+        notes = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
         r["chunks"], r["edges"] = status["chunks"], status["links"]["resolved"]
         r["while_embedding"] = {
             "pending_at_start": status["pending"],

@@ -22,7 +22,7 @@ from sidecar.services.indexer import Indexer, IndexReport, Progress
 from sidecar.services.memory import MemoryService, memory_dir, memory_ignores
 from sidecar.services.search import SearchService
 from sidecar.services.state import IndexState
-from sidecar.store.chunk_search import load_vectors
+from sidecar.store.chunk_search import ensure_fts_index, load_vectors
 from sidecar.store.files import read_json, write_json
 from sidecar.store.lance import IndexStore
 from sidecar.store.lock import WriterLock
@@ -113,6 +113,7 @@ class Services:
         if touched:  # carried-over vectors of re-parsed notes, none for deleted ones
             self.embed_stage.refresh(touched)
         if len(touched) >= 200:  # many rewritten rows: compact so searches stay indexed
+            ensure_fts_index(self.store)  # a cold index: built here, not by the first search
             self.store.optimize()
         self.meta["last_indexed"] = self.clock().isoformat(timespec="seconds")
         self.meta["failures"] = self.indexer.failures

@@ -62,6 +62,10 @@ class EmbedStage:
 
     def refresh(self, paths: list[str]) -> None:
         """Make the in-RAM matrix match the store for these notes."""
+        if len(paths) > 2000:  # a cold index or a big sync: one read beats a huge IN list
+            self.vectors.clear()
+            self.vectors.load(load_vectors(self.store))
+            return
         self.vectors.remove_paths(paths)
         self.vectors.load(load_vectors(self.store, paths))
 
