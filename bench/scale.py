@@ -126,10 +126,11 @@ def graph_latency(d: RunningDaemon, notes: list[str], rng: random.Random) -> dic
 def save_to_found(d: RunningDaemon, notes: list[str], mode: str, saves: int) -> dict[str, float]:
     """File appended -> the new word found by ``search`` in ``mode`` over the socket."""
     rng = random.Random(5 if mode == "lexical" else 6)
+    nonce = time.time_ns() % 10**9  # words new to this run, whatever ran on the vault before
     found = []
     with d.client() as c:
         for i in range(saves):
-            word = f"zqx{mode[:3]}{i}w{rng.randint(0, 10**6)}"
+            word = f"zqx{mode[:3]}{i}w{nonce}"
             rel = rng.choice(notes)
             t0 = time.perf_counter()
             with (d.vault / rel).open("a", encoding="utf-8") as fh:
@@ -163,13 +164,15 @@ def one_note_reindex(vault: Path, data: Path, notes: list[str]) -> dict[str, flo
 
 
 def run_size(count: int, work: Path, idle: float) -> dict[str, Any]:
-    vault = work / f"vault-{count}"
-    if not vault.is_dir():
-        generate(vault, count)
-    raw, model_id = raw_model_rate(vault)
+    pristine = work / f"vault-{count}"
+    if not pristine.is_dir():
+        generate(pristine, count)
+    raw, model_id = raw_model_rate(pristine)
     state = work / f"state-{count}"
     shutil.rmtree(state, ignore_errors=True)
     state.mkdir()
+    vault = state / "vault"  # the run edits notes: a copy, so every run starts alike
+    shutil.copytree(pristine, vault)
     env = daemon_env(state, debounce_ms=300, model="minilm")
     env["XDG_CACHE_HOME"] = str(Path.home() / ".cache")  # the requantised model, built once
     t0 = time.perf_counter()
