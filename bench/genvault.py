@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import random
+from itertools import accumulate
 from pathlib import Path
 
 WORDS = [
@@ -99,11 +100,13 @@ def sentence(rng: random.Random) -> str:
 
 
 def paragraph(rng: random.Random, names: list[str], weights: list[float]) -> str:
+    """``weights`` are cumulative (``random.choices``' ``cum_weights``): summing 100k weights
+    for every link made a 100k-note vault take most of an hour; the draws are the same."""
     parts = []
     for _ in range(rng.randint(2, 6)):
         s = sentence(rng)
         if rng.random() < 0.35:
-            target = rng.choices(names, weights)[0]
+            target = rng.choices(names, cum_weights=weights)[0]
             s = s[:-1] + f", see [[{target}]]."
         parts.append(s)
     return " ".join(parts)
@@ -118,7 +121,7 @@ def note(i: int, rng: random.Random, names: list[str], weights: list[float]) -> 
         lines += ["---", f"tags: [{', '.join(tags)}]", f"priority: {rng.randint(1, 5)}"]
         if rng.random() < 0.15:
             rel = rng.choice(RELATIONS)
-            lines.append(f'{rel}: ["[[{rng.choices(names, weights)[0]}]]"]')
+            lines.append(f'{rel}: ["[[{rng.choices(names, cum_weights=weights)[0]}]]"]')
         lines.append("---")
     lines.append(f"# {names[i]}")
     for _ in range(rng.choices([1, 2, 3, 5, 8], [30, 30, 20, 15, 5])[0]):
@@ -131,7 +134,7 @@ def note(i: int, rng: random.Random, names: list[str], weights: list[float]) -> 
 def generate(out: Path, count: int, seed: int = 7) -> list[Path]:
     rng = random.Random(seed)
     names = [f"{rng.choice(WORDS).title()} {rng.choice(WORDS)} {i}" for i in range(count)]
-    weights = [1.0 / (rank + 1) ** 0.9 for rank in range(count)]
+    weights = list(accumulate(1.0 / (rank + 1) ** 0.9 for rank in range(count)))
     written = []
     for i in range(count):
         folder = out / FOLDERS[i % len(FOLDERS)] / f"{i // 1000:03d}"

@@ -271,7 +271,8 @@ def render_table(results: list[dict[str, Any]]) -> str:
     machines = sorted({r["machine"] for r in results})
     return "\n".join([
         f"Machine: {'; '.join(machines)}  ",
-        f"Command: `{results[-1]['command']}` (raw: `bench/results/scale-*.json`); "
+        "Command: `python bench/scale.py` (or one size: `--sizes N`; raw results: "
+        "`bench/results/scale-*.json`); "
         f"model {results[-1]['model']}  ",
         "",
         *lines,
