@@ -62,6 +62,7 @@ class Daemon:
         self._idle_embedding = asyncio.Event()
         self.embedded = 0
         self.embed_batch = 64
+        self.embed_batch_max = 512
         self.embed_delay = 1.0
         self.compact_every = 5000  # embedded chunks between compactions during a backlog
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -108,9 +109,10 @@ class Daemon:
         stage = self.services.embed_stage
         await self.writer.submit(stage.prepare, counts_as_write=False)
         since_compact = 0
+        size = self.embed_batch
         while not self._stop.is_set():
             try:
-                batch = await asyncio.to_thread(stage.compute, self.embed_batch)
+                batch = await asyncio.to_thread(stage.compute, size)
             except Exception:
                 _log.exception("embedding failed; retrying in 30 s")
                 batch = None
@@ -131,6 +133,11 @@ class Daemon:
                     await asyncio.sleep(self.embed_delay)
                 continue
             self._idle_embedding.clear()
+            # Through a backlog, batches double up to embed_batch_max: each commit's merge
+            # into LanceDB costs time that grows with the table (~1 s at 220k chunks), so
+            # fewer, larger commits; a save's lone chunk still goes in a small batch.
+            full = len(batch.chunk_ids) == size
+            size = min(size * 2, self.embed_batch_max) if full else self.embed_batch
             await self.writer.submit(lambda b=batch: stage.commit(b))  # type: ignore[misc]
             self.embedded += len(batch.chunk_ids)
             since_compact += len(batch.chunk_ids)

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from sidecar.embed.base import Embedder
 from sidecar.profiling import profile_as
-from sidecar.store.chunk_search import load_vectors, pending_chunks, write_vectors
+from sidecar.store.chunk_search import chunk_hashes, load_vectors, pending_chunks, write_vectors
 from sidecar.store.lance import IndexStore
 from sidecar.store.vectors import VectorIndex
 
@@ -56,8 +56,18 @@ class EmbedStage:
         written = write_vectors(
             self.store, list(zip(batch.chunk_ids, batch.hashes, batch.vectors, strict=True))
         )
-        paths = sorted({cid.rsplit("#", 1)[0] for cid in batch.chunk_ids})
-        self.refresh(paths)
+        # The RAM matrix takes the vectors that landed: those whose chunk still holds the text
+        # they came from. Asked by chunk id (B-tree), not by reloading the notes' vectors: that
+        # read grew with the store and halved the stage's rate at 100k notes (bench/scale.py).
+        now = chunk_hashes(self.store, batch.chunk_ids)
+        keep = [
+            i
+            for i, (cid, h) in enumerate(zip(batch.chunk_ids, batch.hashes, strict=True))
+            if now.get(cid) == h
+        ]
+        if keep:
+            ids = [batch.chunk_ids[i] for i in keep]
+            self.vectors.upsert(ids, [cid.rsplit("#", 1)[0] for cid in ids], batch.vectors[keep])
         return written
 
     def refresh(self, paths: list[str]) -> None:

@@ -128,6 +128,20 @@ def load_vectors(store: IndexStore, paths: Sequence[str] | None = None) -> pa.Ta
     return q.select(["chunk_id", "path", "vector"]).limit(None).to_arrow()
 
 
+def chunk_hashes(store: IndexStore, chunk_ids: Sequence[str]) -> dict[str, str]:
+    """chunk_id -> content hash of the chunks that exist now."""
+    if not chunk_ids:
+        return {}
+    rows = (
+        store.chunks.search()
+        .where(f"chunk_id IN ({', '.join(sql_str(c) for c in chunk_ids)})")
+        .select(["chunk_id", "content_hash"])
+        .limit(None)
+        .to_list()
+    )
+    return {r["chunk_id"]: r["content_hash"] for r in rows}
+
+
 def chunk_rows(store: IndexStore, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     if not chunk_ids:
         return {}
