@@ -290,6 +290,10 @@ def render_table(results: list[dict[str, Any]]) -> str:
         f"model {results[-1]['model']}  ",
         "",
         *lines,
+        *[f"\n\\* {r['notes']:,} notes: the embedding backlog was watched for "
+          f"{r['budget_s'] / 60:.0f} min, not waited for, so every row from `save -> found (hybrid)` "
+          "down was measured while it still ran with the model on both cores (idle "
+          "CPU is the embedding's own)." for r in results if not r["embedded_s"]],
         "",
         "![Cost curve: latency and memory against vault size](img/scale.png)",
     ])  # fmt: skip
