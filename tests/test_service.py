@@ -35,15 +35,8 @@ from sidecar.daemon.service_render import (
     systemd_escape_path,
 )
 from sidecar.errors import UsageError
-from tests.conftest import REPO
+from tests.conftest import REPO, require
 
-# Skipped only off CI (e.g. on a Mac); under CI a missing tool makes the tests fail.
-needs_escape = pytest.mark.skipif(
-    not shutil.which("systemd-escape") and not os.environ.get("CI"), reason="no systemd-escape"
-)
-needs_analyze = pytest.mark.skipif(
-    not shutil.which("systemd-analyze") and not os.environ.get("CI"), reason="no systemd-analyze"
-)
 ODD_NAME = "Café notes - ü.x"  # a space, non-ASCII, a dash (escaped \x2d) and a dot
 
 
@@ -126,8 +119,8 @@ def systemd_escape(paths: Sequence[str]) -> list[str]:
     return out.split()  # escaped names never hold whitespace: it becomes \x20, \x09 ...
 
 
-@needs_escape
 def test_escape_equals_systemd_escape_on_awkward_paths() -> None:
+    require(shutil.which("systemd-escape") is not None, "needs systemd-escape")
     assert [systemd_escape_path(p) for p in ESCAPE_CASES] == systemd_escape(ESCAPE_CASES)
 
 
@@ -135,10 +128,10 @@ PATH_PART = st.text(st.characters(exclude_categories=("Cs",), exclude_characters
                     min_size=1, max_size=8).filter(lambda s: s != "..")  # fmt: skip
 
 
-@needs_escape
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.lists(PATH_PART, min_size=1, max_size=4), min_size=1, max_size=20))
 def test_escape_equals_systemd_escape_on_generated_paths(parts: list[list[str]]) -> None:
+    require(shutil.which("systemd-escape") is not None, "needs systemd-escape")
     paths = ["/" + "/".join(p) for p in parts]
     assert [systemd_escape_path(p) for p in paths] == systemd_escape(paths)
 
@@ -159,10 +152,10 @@ def test_a_vault_path_too_long_for_a_unit_name_is_a_usage_error(tmp_path: Path, 
 # -- the systemd unit ----------------------------------------------------------------------------
 
 
-@needs_analyze
 def test_rendered_unit_passes_systemd_analyze_verify(
     vault: Path, home: Path, runtime_dir: Path, tmp_path: Path
 ) -> None:
+    require(shutil.which("systemd-analyze") is not None, "needs systemd-analyze")
     svc = linux_service(vault, home)
     assert Path(find_command(sys.argv[0], sys.executable)[0]).is_file()
     assert svc.name == f"sidecar@{systemd_escape_path(str(vault))}.service"
@@ -170,10 +163,10 @@ def test_rendered_unit_passes_systemd_analyze_verify(
     assert (result.returncode, result.stderr) == (0, "")
 
 
-@needs_analyze
 def test_unit_with_spaces_quotes_and_percent_in_real_paths_verifies(
     vault: Path, home: Path, runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    require(shutil.which("systemd-analyze") is not None, "needs systemd-analyze")
     exe = tmp_path / "bin dir ü" / "sidecar"  # verify fails unless ExecStart names this file
     exe.parent.mkdir()
     exe.write_text("#!/bin/sh\nexit 0\n")
@@ -186,8 +179,8 @@ def test_unit_with_spaces_quotes_and_percent_in_real_paths_verifies(
     assert (result.returncode, result.stderr) == (0, "")
 
 
-@needs_analyze
 def test_shipped_template_verifies_as_is(home: Path, runtime_dir: Path, tmp_path: Path) -> None:
+    require(shutil.which("systemd-analyze") is not None, "needs systemd-analyze")
     exe = home / ".local" / "bin" / "sidecar"  # where the shipped unit expects it (%h)
     exe.parent.mkdir(parents=True)
     exe.write_text("#!/bin/sh\nexit 0\n")
@@ -198,10 +191,10 @@ def test_shipped_template_verifies_as_is(home: Path, runtime_dir: Path, tmp_path
     assert (result.returncode, result.stderr) == (0, "")
 
 
-@needs_analyze
 def test_verify_does_complain_about_a_bad_unit(
     home: Path, runtime_dir: Path, tmp_path: Path
 ) -> None:
+    require(shutil.which("systemd-analyze") is not None, "needs systemd-analyze")
     """The empty-stderr checks above mean something: verify reports unknown keys on stderr."""
     bad = render_unit((sys.executable,)).replace("[Service]\n", "[Service]\nBogusKey=1\n")
     result = verify(tmp_path, "sidecar@x.service", bad, runtime_dir)

@@ -119,7 +119,7 @@ class Daemon:
                 await asyncio.sleep(30)
             if batch is None:
                 if since_compact >= 500:  # the end of a backlog: searches fully indexed now
-                    await self.writer.submit(self.services.store.optimize, counts_as_write=False)
+                    await self._optimize()
                     since_compact = 0
                 if not self._idle_embedding.is_set():
                     release_free_memory()  # the end of a burst of embedding
@@ -145,8 +145,12 @@ class Daemon:
                 # Each commit rewrites its rows into a new fragment the FTS index does not
                 # cover; through a long backlog (a cold 100k-note vault embeds for most of an
                 # hour) lexical search would scan ever more unindexed rows. Fold them in.
-                await self.writer.submit(self.services.store.optimize, counts_as_write=False)
+                await self._optimize()
                 since_compact = 0
+
+    async def _optimize(self) -> None:
+        """Compact the tables (and fold new rows into the FTS index), in the writer's turn."""
+        await self.writer.submit(self.services.store.optimize, counts_as_write=False)
 
     async def _embedded_all(self) -> None:
         self._idle_embedding.clear()
@@ -236,7 +240,7 @@ class Daemon:
         idle = time.monotonic() - self.writer.last_write
         limit = int(self.settings["daemon.compact_idle_seconds"])
         if self.writer.writes_since_compact and idle >= limit and not self.writer.busy:
-            await self.writer.submit(self.services.store.optimize, counts_as_write=False)
+            await self._optimize()
             self.writer.writes_since_compact = 0
             release_free_memory()
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import gc
 import os
 import sys
 
-_M_ARENA_MAX = -8  # glibc's mallopt parameter number
 
-
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
     try:
         return ctypes.CDLL("libc.so.6")
@@ -49,12 +49,9 @@ def reexec_with_arenas(arenas: int = 2) -> None:
     os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
 
 
-def tune_allocators(arenas: int = 2) -> None:
-    """Call once at start-up, before the worker threads exist."""
-    libc = _libc()
-    if libc is not None:
-        with contextlib.suppress(AttributeError):
-            libc.mallopt(_M_ARENA_MAX, arenas)
+def tune_allocators() -> None:
+    """Call once at start-up: pyarrow's allocations go to the system pool. (The arena cap is
+    the environment's, set by ``reexec_with_arenas``; a user's own value is left alone.)"""
     import pyarrow as pa
 
     with contextlib.suppress(NotImplementedError):
