@@ -78,3 +78,15 @@ def test_title_matcher_finds_whole_names_longest_first() -> None:
     assert m.find("Let's go") == []  # too short to trust
     assert m.find("the auth service, again") == ["alias.md"]
     assert m.find("authentication services") == []
+
+    # Patched per note, as the state does on every change: the same answers as a fresh build.
+    m.put("j.md", ["Journal Club", "Journal"])
+    m.drop("alias.md")
+    m.put("new.md", ["Journal of Mathematical Physics Letters"])
+    fresh = TitleMatcher([("jmp.md", "Journal of Mathematical Physics"),
+                          ("j.md", "Journal Club"), ("j.md", "Journal"),
+                          ("new.md", "Journal of Mathematical Physics Letters")])  # fmt: skip
+    for text in ("the journal of mathematical physics letters", "journal club", "auth service"):
+        assert m.find(text) == fresh.find(text)
+    assert m.find("journal of mathematical physics letters") == ["new.md", "jmp.md", "j.md"]
+    assert m.find("the auth service") == []

@@ -19,6 +19,11 @@ Note = Field(description=NOTE_FIELD_HELP)
 class LinksParams(Params):
     note: VaultPath = Note
     depth: int = Field(1, ge=1, le=3, description="Also list notes up to this many hops away.")
+    limit: int = Field(
+        500, ge=1, le=100_000,
+        description="At most this many notes within `depth`, nearest first (`truncated`, or "
+        "`neighbors_truncated` in `note.links`, says more were in reach).",
+    )  # fmt: skip
 
 
 class PathParams(Params):
@@ -31,13 +36,13 @@ class HubsParams(Params):
 
 
 METHODS = [
-    Method("note.links", LinksParams, lambda s, p: s.graph.links(p.note, p.depth),
+    Method("note.links", LinksParams, lambda s, p: s.graph.links(p.note, p.depth, p.limit),
            "Outgoing links (valid or broken) and incoming links of a note."),
     Method("note.backlinks", NoteParams, lambda s, p: s.graph.backlinks(p.note),
            "Notes linking here, with line and paragraph context."),
     Method("graph.orphans", NoParams, lambda s, p: s.graph.orphans(),
            "Notes with no resolved link in or out."),
-    Method("graph.neighbors", LinksParams, lambda s, p: s.graph.neighbors(p.note, p.depth),
+    Method("graph.neighbors", LinksParams, lambda s, p: s.graph.neighbors(p.note, p.depth, p.limit),
            "Notes within N hops, following links either way."),
     Method("graph.path", PathParams, lambda s, p: s.graph.path(p.source, p.target),
            "Shortest chain of links between two notes."),

@@ -41,6 +41,11 @@ from sidecar.daemon.heap import reexec_with_arenas, tune_allocators
 from sidecar.errors import SidecarError, StoreLocked, UsageError
 from sidecar.transports.unix import is_serving
 
+NEIGHBOUR_LIMIT = click.option(
+    "--limit", type=click.IntRange(1, 100_000), default=500, show_default=True,
+    help="At most this many notes within --depth, nearest first.",
+)  # fmt: skip
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="vault-sidecar")
@@ -161,9 +166,11 @@ def status(vault: str | None, as_json: bool) -> None:
 @common
 @click.argument("note")
 @click.option("--depth", type=click.IntRange(1, 3), default=1, show_default=True)
-def links(vault: str | None, as_json: bool, note: str, depth: int) -> None:
+@NEIGHBOUR_LIMIT
+def links(vault: str | None, as_json: bool, note: str, depth: int, limit: int) -> None:
     """Outgoing and incoming links of NOTE."""
-    run_method(vault, as_json, "note.links", {"note": note, "depth": depth}, output.fmt_links)
+    params = {"note": note, "depth": depth, "limit": limit}
+    run_method(vault, as_json, "note.links", params, output.fmt_links)
 
 
 @main.command()
@@ -190,9 +197,11 @@ def graph() -> None:
 @common
 @click.argument("note")
 @click.option("--depth", type=click.IntRange(1, 3), default=1, show_default=True)
-def neighbors(vault: str | None, as_json: bool, note: str, depth: int) -> None:
-    """Notes within DEPTH links of NOTE, either direction."""
-    run_method(vault, as_json, "graph.neighbors", {"note": note, "depth": depth}, output.fmt_steps)
+@NEIGHBOUR_LIMIT
+def neighbors(vault: str | None, as_json: bool, note: str, depth: int, limit: int) -> None:
+    """Notes within DEPTH links of NOTE, either direction, nearest first."""
+    params = {"note": note, "depth": depth, "limit": limit}
+    run_method(vault, as_json, "graph.neighbors", params, output.fmt_steps)
 
 
 @graph.command()

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 Formatter = Callable[[dict[str, Any]], str]
+MORE_NEIGHBOURS = "… more notes within reach (raise --limit)"
 
 
 def emit(result: Any, as_json: bool, formatter: Formatter | None = None) -> None:
@@ -70,6 +71,8 @@ def fmt_links(r: dict[str, Any]) -> str:
     lines += [f"  {e['source']}:{e['line']}  {e['relation']}" for e in r["incoming"]]
     for n in r.get("neighbors", []):
         lines.append(f"  {'  ' * n['depth']}{n['path']} (depth {n['depth']})")
+    if r.get("neighbors_truncated"):
+        lines.append(MORE_NEIGHBOURS)
     return "\n".join(lines)
 
 
@@ -95,6 +98,8 @@ def fmt_steps(r: dict[str, Any]) -> str:
         arrow = {"out": "->", "in": "<-"}.get(n["direction"], "")
         how = f"  ({arrow} {via['relation']})" if via else ""
         out.append(f"{'  ' * n['depth']}{n['path']}{how}")
+    if r.get("truncated"):
+        out.append(MORE_NEIGHBOURS)
     return "\n".join(out)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from sidecar.api import Registry
+from sidecar.api.relation_methods import taxonomy_of
 from sidecar.config import Settings
 from sidecar.daemon import lint_job
 from sidecar.daemon.debounce import Debouncer
@@ -150,7 +151,9 @@ class Daemon:
 
     async def _optimize(self) -> None:
         """Compact the tables (and fold new rows into the FTS index), in the writer's turn."""
+        t0 = time.monotonic()
         await self.writer.submit(self.services.store.optimize, counts_as_write=False)
+        _log.info("tables compacted in %.1f s", time.monotonic() - t0)
 
     async def _embedded_all(self) -> None:
         self._idle_embedding.clear()
@@ -205,6 +208,7 @@ class Daemon:
     async def _startup_reconcile(self) -> None:
         """Catch up with everything that changed while no daemon ran; then say ``ready``."""
         await self._reindex(None)
+        await asyncio.to_thread(self._warm)
         assert self.services.runtime is not None
         self.services.runtime["ready"] = True
         release_free_memory()  # a cold index is the largest burst of all
@@ -212,6 +216,15 @@ class Daemon:
         cron = str(self.settings["lint.schedule"])
         if lint_job.missed(cron, self.services.meta.get("lint_last_run"), self.services.clock()):
             await self._lint()  # a nightly run was missed (first start, or asleep): catch up
+
+    def _warm(self) -> None:
+        """Build what queries derive from the whole index, so no user's first query waits for
+        it: the typed facts (2 s at 100k notes) and the title matcher (0.3 s). Both are then
+        kept up to date per change."""
+        state = self.services.state
+        with state.lock:
+            state.titles()
+            state.facts(taxonomy_of(self.services))
 
     async def _health(self) -> None:
         present = self.services.vault.root.is_dir()

@@ -151,4 +151,5 @@ class Services:
         }
 
     def close(self) -> None:
+        self.search.close()
         self.lock.release()

@@ -88,7 +88,7 @@ class GraphQueries:
     # -- queries ------------------------------------------------------------------------------
 
     @locked
-    def links(self, note: str, depth: int = 1) -> dict[str, Any]:
+    def links(self, note: str, depth: int = 1, limit: int = 500) -> dict[str, Any]:
         path = self.note(note)
         g = self.state.graph
         out: dict[str, Any] = {
@@ -97,7 +97,9 @@ class GraphQueries:
             "incoming": [_incoming(e) for e in g.incoming(path)],
         }
         if depth > 1:
-            out["neighbors"] = [_step(s) for s in g.neighbors(path, depth)[1:]]
+            steps = g.neighbors(path, depth, limit=limit + 1)[1:]
+            out["neighbors"] = [_step(s) for s in steps[:limit]]
+            out["neighbors_truncated"] = len(steps) > limit
         return out
 
     @locked
@@ -110,10 +112,12 @@ class GraphQueries:
         return {"orphans": self.state.graph.orphans()}
 
     @locked
-    def neighbors(self, note: str, depth: int = 1) -> dict[str, Any]:
+    def neighbors(self, note: str, depth: int = 1, limit: int = 500) -> dict[str, Any]:
+        """Nearest first; ``truncated`` says more notes lie within ``depth`` than ``limit``."""
         path = self.note(note)
-        steps = self.state.graph.neighbors(path, depth)
-        return {"root": path, "depth": depth, "nodes": [_step(s) for s in steps[1:]]}
+        steps = self.state.graph.neighbors(path, depth, limit=limit + 1)[1:]
+        return {"root": path, "depth": depth, "nodes": [_step(s) for s in steps[:limit]],
+                "truncated": len(steps) > limit}  # fmt: skip
 
     @locked
     def path(self, source: str, target: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,7 +20,6 @@ import numpy as np
 
 from sidecar.core.filters import Filter, matches, path_matches, tag_matches
 from sidecar.core.ranking import HYBRID_K, HYBRID_WEIGHTS, OVERFETCH, bm25_normalise, decay, rrf
-from sidecar.core.title_match import TitleMatcher
 from sidecar.embed.base import Embedder
 from sidecar.profiling import profile_as
 from sidecar.services.edges import EdgeService
@@ -67,9 +67,11 @@ class SearchService:
         self.embedder = embedder
         self.clock = clock
         self.edges = EdgeService(store, state, vectors, embedder)
-        self._titles: TitleMatcher | None = None
-        self._titles_version = -1
         self.graph = GraphStage(store, state, vectors, self._lexical)
+        self._legs = ThreadPoolExecutor(max_workers=4, thread_name_prefix="sidecar-lexical")
+
+    def close(self) -> None:
+        self._legs.shutdown(wait=True)
 
     @profile_as("search")
     def search(self, q: Query) -> dict[str, Any]:
@@ -78,10 +80,17 @@ class SearchService:
             return {**out, "graph_context": [], "edge_results": self.edges.search(q.text, q.limit)}
         allowed = self._allowed(q)
         n = max(q.limit * OVERFETCH, 50)
-        vec = None if q.mode == "lexical" or len(self.vectors) == 0 else self._embed(q.text)
         rows: dict[str, dict[str, Any]] = {}  # chunk rows the lexical search already read
-        lexical = [] if q.mode == "semantic" else self._lexical(q.text, n, allowed, rows)
+        # The two legs run at once: BM25 in LanceDB's native code on a helper thread, the query
+        # embedding and the matrix product here; each releases the GIL, so hybrid costs about
+        # the slower leg, not their sum (bench/scale.py at 100k notes).
+        lexical_leg = (
+            None if q.mode == "semantic"
+            else self._legs.submit(self._lexical, q.text, n, allowed, rows)
+        )  # fmt: skip
+        vec = None if q.mode == "lexical" or len(self.vectors) == 0 else self._embed(q.text)
         semantic = [] if vec is None else self._semantic(vec, n, allowed)
+        lexical = [] if lexical_leg is None else lexical_leg.result()
         named = self._named(q.text, allowed) if q.mode == "hybrid" else []
         candidates = self._combine(q.mode, lexical, semantic, named)
         best = self._best_per_note(candidates)
@@ -148,12 +157,7 @@ class SearchService:
     def _named(self, text: str, allowed: set[str] | None) -> list[str]:
         """Notes whose title or alias the query names, as whole words."""
         with self.state.lock:
-            if self._titles is None or self._titles_version != self.state.version:
-                self._titles = TitleMatcher(
-                    (p, name) for p, n in self.state.notes.items() for name in (n.title, *n.aliases)
-                )
-                self._titles_version = self.state.version
-            found = self._titles.find(text)
+            found = self.state.titles().find(text)
         return [p for p in found if allowed is None or p in allowed]
 
     @staticmethod

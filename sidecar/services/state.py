@@ -15,6 +15,7 @@ from sidecar.core.graph import Graph
 from sidecar.core.model import Edge, NoteRecord
 from sidecar.core.relations import Taxonomy
 from sidecar.core.resolve import Catalog, NoteKey, link_keys, lookup_keys, resolve_links
+from sidecar.core.title_match import TitleMatcher
 
 
 def note_key(note: NoteRecord) -> NoteKey:
@@ -33,6 +34,7 @@ class IndexState:
         self.catalog = Catalog.build(note_key(n) for n in notes.values())
         self.graph = Graph(notes.keys(), edges)
         self._facts: Facts | None = None  # built on first use, then kept up to date by apply
+        self._titles: TitleMatcher | None = None  # likewise
         self._sources_by_key: dict[str, set[str]] = {}
         for note in notes.values():
             self._index_links(note, add=True)
@@ -50,6 +52,14 @@ class IndexState:
         if self._facts is None or self._facts.taxonomy != taxonomy:
             self._facts = Facts(self.graph.edges(), taxonomy)
         return self._facts
+
+    def titles(self) -> TitleMatcher:
+        """Which notes a text names (call holding ``lock``). Built once, patched by ``apply``."""
+        if self._titles is None:
+            self._titles = TitleMatcher(
+                (p, name) for p, n in self.notes.items() for name in (n.title, *n.aliases)
+            )
+        return self._titles
 
     def _index_links(self, note: NoteRecord, *, add: bool) -> None:
         for link in note.links:
@@ -72,6 +82,8 @@ class IndexState:
             if gone is None:
                 continue
             dropped.add(path)
+            if self._titles is not None:
+                self._titles.drop(path)
             touched_keys |= lookup_keys(note_key(gone))
             self.catalog.remove(note_key(gone))
             self._index_links(gone, add=False)
@@ -87,6 +99,8 @@ class IndexState:
                 touched_keys |= new_keys
             self.catalog.add(note_key(note))
             self.notes[note.path] = note
+            if self._titles is not None:
+                self._titles.put(note.path, (note.title, *note.aliases))
             self._index_links(note, add=True)
             self.graph.nodes.add(note.path)
             affected.add(note.path)

@@ -31,6 +31,8 @@ export type GraphNeighborsParams = {
   note: string;
   /** Also list notes up to this many hops away. (default 1) */
   depth?: number;
+  /** At most this many notes within `depth`, nearest first (`truncated`, or `neighbors_truncated` in `note.links`, says more were in reach). (default 500) */
+  limit?: number;
 };
 
 /** Params of `graph.orphans`: Notes with no resolved link in or out. */
@@ -228,6 +230,8 @@ export type NoteLinksParams = {
   note: string;
   /** Also list notes up to this many hops away. (default 1) */
   depth?: number;
+  /** At most this many notes within `depth`, nearest first (`truncated`, or `neighbors_truncated` in `note.links`, says more were in reach). (default 500) */
+  limit?: number;
 };
 
 /** Params of `note.mentions`: Notes that name this note (title, file name, aliases) without linking it. */
