@@ -13,7 +13,8 @@ measured as a user meets it:
   a lexical search, all over the socket (embedding must not block any of them);
 - start -> every chunk embedded, the stage's chunks/s and its ratio to the raw model;
 - then queries in every mode, saves found by a hybrid search, resident memory, idle CPU, the
-  store's size on disk; after the daemon stops, one-note re-index in process.
+  store's size on disk; the daemon restarted on the same store (time to serve, memory); after
+  it stops, one-note re-index in process.
 
 Each size writes ``bench/results/scale-<notes>.json``; the table and the plot
 (``docs/img/scale.png``) between the ``scale`` markers of docs/benchmarks.md are rebuilt from
@@ -145,6 +146,22 @@ def save_to_found(d: RunningDaemon, notes: list[str], mode: str, saves: int) -> 
     return summary(found)
 
 
+def restart(vault: Path, env: dict[str, str], texts: list[str]) -> dict[str, Any]:
+    """The daemon started again on the same store: until serving, and its memory once it has
+    answered some hybrid queries (set beside the memory after the cold start above)."""
+    t0 = time.perf_counter()
+    d = start(vault, env, wait=3600)
+    ready = time.perf_counter() - t0
+    try:
+        search_latency(d, "hybrid", texts)
+        time.sleep(5)
+        _, rss = proc_stat(d.proc.pid)
+        return {"ready_s": round(ready, 1), "rss_mib": round(rss / 1024),
+                "anon_mib": round(anon_kib(d.proc.pid) / 1024)}  # fmt: skip
+    finally:
+        d.stop(timeout=600)
+
+
 def one_note_reindex(vault: Path, data: Path, notes: list[str]) -> dict[str, float]:
     # The store's own model (its vectors stay valid); re-indexing never loads it.
     s = Services.open(
@@ -230,6 +247,7 @@ def run_size(count: int, work: Path, idle: float, budget: float | None = None) -
         r["anon_mib"] = round(anon_kib(d.proc.pid) / 1024)
     finally:
         d.stop(timeout=600)
+    r["restart"] = restart(vault, env, texts[:50])
     data = Path(env["SIDECAR_DATA_DIR"])
     r["disk_mib"] = round(du_mib(data), 1)
     r["one_note_reindex"] = one_note_reindex(vault, data, notes)
@@ -267,7 +285,13 @@ ROWS: list[tuple[str, Any]] = [
     ("`note.backlinks` p50 / p95 ms", lambda r: fmt_ms(r["graph"]["note.backlinks"])),
     ("`graph.neighbors` depth 2 p50 / p95 ms", lambda r: fmt_ms(r["graph"]["graph.neighbors"])),
     ("`graph.traverse` depends_on, depth 2 p50 / p95 ms", lambda r: fmt_ms(r["graph"]["graph.traverse"])),
-    ("resident memory (RSS; private)", lambda r: f"{r['rss_mib']} MiB ({r['anon_mib']} MiB)"),
+    ("resident memory after the cold start (RSS; private)",
+     lambda r: f"{r['rss_mib']} MiB ({r['anon_mib']} MiB)"),
+    ("restart -> serving, every note loaded", lambda r: f"{r['restart']['ready_s']:.1f} s"
+     if "restart" in r else "not measured"),
+    ("resident memory after a restart (RSS; private)",
+     lambda r: f"{r['restart']['rss_mib']} MiB ({r['restart']['anon_mib']} MiB)"
+     if "restart" in r else "not measured"),
     ("store on disk", lambda r: f"{r['disk_mib']:.0f} MiB"),
     ("idle CPU over 60 s", lambda r: f"{r['idle_cpu_pct']:.2f} %"),
 ]  # fmt: skip
@@ -329,6 +353,9 @@ def render_plot(results: list[dict[str, Any]]) -> None:
     mid.legend(fontsize=8)
     right.plot(sizes, [r["rss_mib"] for r in results], marker="o", label="resident (RSS)")
     right.plot(sizes, [r["anon_mib"] for r in results], marker="o", label="private (anon)")
+    again = [r for r in results if "restart" in r]
+    right.plot([r["notes"] for r in again], [r["restart"]["rss_mib"] for r in again], marker="o",
+               label="resident after a restart")  # fmt: skip
     right.plot(sizes, [r["disk_mib"] for r in results], marker="o", label="store on disk")
     right.set(xscale="log", xlabel="notes", ylabel="MiB", title="Memory and disk")
     right.legend(fontsize=8)

@@ -41,6 +41,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("watch.rescan_minutes", 60, "How often the daemon reconciles the index with the "
             "disk (inotify can overflow silently); 0 turns it off."),
     Setting("daemon.compact_idle_seconds", 60, "Compact the index after this long without writes."),
+    Setting("daemon.bulk_index_notes", 2000, "At start-up, index this many changed notes or more "
+            "in a child process, so the daemon's heap stays as small as after a restart (0: never)."),
     Setting("daemon.socket_path", "", "Unix socket path; empty means $XDG_RUNTIME_DIR/sidecar/."),
     Setting("lint.severity", {}, "Per rule: error, warning, info or off, e.g. {orphan = \"off\"}."),
     Setting("lint.schedule", "0 3 * * *", "When the daemon lints the graph (cron, UTC); a run "

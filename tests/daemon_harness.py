@@ -84,13 +84,14 @@ def start(vault: Path, env: dict[str, str], *, wait: float = 60) -> RunningDaemo
 
 @contextmanager
 def running(
-    source: Path, *, debounce_ms: int = 100, model: str = "tiny"
+    source: Path, *, debounce_ms: int = 100, model: str = "tiny", env: dict[str, str] | None = None
 ) -> Iterator[RunningDaemon]:
-    """A copy of ``source`` served by a real daemon; short paths keep the socket under 104 bytes."""
+    """A copy of ``source`` served by a real daemon; short paths keep the socket under 104 bytes.
+    ``env`` adds to (or overrides) the daemon's environment."""
     state = Path(tempfile.mkdtemp(dir="/tmp", prefix="sct"))
     vault = state / "vault"
     shutil.copytree(source, vault)
-    d = start(vault, daemon_env(state, debounce_ms, model))
+    d = start(vault, {**daemon_env(state, debounce_ms, model), **(env or {})})
     try:
         yield d
     finally:

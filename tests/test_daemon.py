@@ -233,3 +233,33 @@ def test_scheduled_lint_catches_up_writes_the_report_and_notifies() -> None:
     finally:
         d.stop()
         shutil.rmtree(state, ignore_errors=True)
+
+
+def test_a_cold_start_indexes_in_a_child_process_then_serves_as_after_a_restart() -> None:
+    """A start-up backlog over ``daemon.bulk_index_notes`` is indexed by a child holding the
+    daemon's lent writer lock; the daemon then loads the store and carries on: queries, vectors,
+    saves, and the lock still its own."""
+    from sidecar.errors import StoreLocked
+    from sidecar.services.context import Services
+
+    bulk = {"SIDECAR_DAEMON_BULK_INDEX_NOTES": "100"}
+    with running(corpus("dendron-site"), env=bulk) as d:
+        assert "bulk index in a child process: 1012 notes" in d.log_text()
+        with d.client(timeout=None) as c:
+            status = c.call("index.status")
+            assert status["notes"] == 1012 and status["daemon"]["ready"]
+            assert status["daemon"]["pid"] == d.proc.pid
+            hits = c.call("search", {"query": "lookup", "mode": "lexical"})["results"]
+            assert hits and hits[0]["path"].endswith(".md")
+            c.call("index.reindex", {"embed": True})  # the daemon's loop embeds the backlog
+            status = c.call("index.status")
+            assert status["pending"] == 0 and status["vectors"] == status["chunks"] > 0
+            exported = c.call("graph.export")
+        with pytest.raises(StoreLocked):  # the child's exit did not release the daemon's lock
+            Services.open(d.vault, Path(d.env["SIDECAR_DATA_DIR"]))
+        with d.client() as sub:
+            events = sub.subscribe(["index.changed"], timeout=20)
+            (d.vault / "after-bulk.md").write_text("# After\n\n[[dendron.topic.lookup]]\n", "utf-8")
+            wait_changed(events, "after-bulk.md")
+        assert "after-bulk.md" in sources(d, "dendron.topic.lookup")
+    assert exported == _fresh_export(corpus("dendron-site"))

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -67,6 +70,7 @@ class Daemon:
         self.embed_delay = 1.0
         self.compact_every = 5000  # embedded chunks between compactions during a backlog
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._child: subprocess.Popen[str] | None = None  # the bulk-index child, while it runs
         self.started = time.time()
         services.runtime = {"pid": os.getpid(), "socket": str(self.socket_path), "watching": False,
                             "ready": False}  # fmt: skip
@@ -207,7 +211,14 @@ class Daemon:
 
     async def _startup_reconcile(self) -> None:
         """Catch up with everything that changed while no daemon ran; then say ``ready``."""
-        await self._reindex(None)
+        bulk = int(self.settings["daemon.bulk_index_notes"])
+        if (
+            bulk
+            and self.services.vault.root.is_dir()
+            and await asyncio.to_thread(self.services.indexer.backlog) >= bulk
+        ):
+            await self._bulk_index()
+        await self._reindex(None)  # what the child left, or all of it if it failed
         await asyncio.to_thread(self._warm)
         assert self.services.runtime is not None
         self.services.runtime["ready"] = True
@@ -216,6 +227,40 @@ class Daemon:
         cron = str(self.settings["lint.schedule"])
         if lint_job.missed(cron, self.services.meta.get("lint_last_run"), self.services.clock()):
             await self._lint()  # a nightly run was missed (first start, or asleep): catch up
+
+    async def _bulk_index(self) -> None:
+        """A big start-up backlog (a cold index) is indexed by a child process holding our lent
+        writer lock (``sidecar/cli/bulk.py`` says why); then the index is loaded from the store
+        as at a restart. Queries meanwhile see the index as it was."""
+        try:
+            report = await self.writer.submit(self._run_bulk_child)
+        except Exception:
+            _log.exception("bulk index failed; indexing in the daemon instead")
+            return
+        if report is not None:
+            await self._announce(report)
+            if report.get("changed_paths"):
+                self._embed_wake.set()
+
+    def _run_bulk_child(self) -> dict[str, Any] | None:  # in the writer's turn
+        lock = self.services.lock
+        argv = [sys.executable, "-m", "sidecar.cli.bulk", str(self.services.vault.root)]
+        t0 = time.monotonic()
+        self._child = subprocess.Popen(
+            argv, env={**os.environ, **lock.lend()}, pass_fds=(lock.fd,),
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        out, _ = self._child.communicate()
+        code, self._child = self._child.returncode, None
+        self.services.reload()  # whatever the child got to, the store may have changed
+        lines = out.strip().splitlines()
+        report: dict[str, Any] = json.loads(lines[-1]) if code == 0 and lines else {}
+        if "changed_paths" not in report:
+            _log.warning("bulk index exited %s: %s", code, report.get("error", "no report"))
+            return None
+        _log.info("bulk index in a child process: %d notes in %.1f s",
+                  report["changed"], time.monotonic() - t0)  # fmt: skip
+        return report
 
     def _warm(self) -> None:
         """Build what queries derive from the whole index, so no user's first query waits for
@@ -274,6 +319,8 @@ class Daemon:
     # -- lifecycle --------------------------------------------------------------------------
 
     def request_stop(self) -> None:
+        if self._child is not None:
+            self._child.terminate()  # a cold index stopped half-way resumes at the next start
         self._stop.set()
         self._wake.set()
 

@@ -121,6 +121,17 @@ class Services:
         write_json(self.data_dir / "meta.json", self.meta)
         return report
 
+    def reload(self) -> None:
+        """Load the index as a restart would, after another process (the daemon's bulk-index
+        child, holding the lent writer lock) rewrote the store."""
+        self.store.refresh()
+        self.state.reload(*self.store.load_state())
+        self.vectors.clear()
+        if self.store.model_id == self.embedder.model_id:
+            self.vectors.load(load_vectors(self.store))
+        self.meta = read_json(self.data_dir / "meta.json", {})
+        self.indexer.failures = dict(self.meta.get("failures", {}))
+
     def status(self) -> dict[str, Any]:
         with self.state.lock:
             return self._status()
@@ -151,5 +162,4 @@ class Services:
         }
 
     def close(self) -> None:
-        self.search.close()
         self.lock.release()

@@ -125,6 +125,15 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
+    def backlog(self) -> int:
+        """How many notes a full run would read or drop: one scan of file stats, no reads."""
+        disk = self._disk(None)
+        with self.state.lock:
+            indexed = {p: Indexed(n.mtime_ns, n.size, n.content_hash)
+                       for p, n in self.state.notes.items()}  # fmt: skip
+        cand = candidates(disk, indexed, full=False, scope=None)
+        return len(cand.to_read) + len(cand.gone)
+
     def _disk(self, scope: frozenset[str] | None) -> dict[str, tuple[int, int]]:
         if scope is None:
             return {p: (s.mtime_ns, s.size) for p, s in self.vault.scan().items()}

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -68,10 +68,6 @@ class SearchService:
         self.clock = clock
         self.edges = EdgeService(store, state, vectors, embedder)
         self.graph = GraphStage(store, state, vectors, self._lexical)
-        self._legs = ThreadPoolExecutor(max_workers=4, thread_name_prefix="sidecar-lexical")
-
-    def close(self) -> None:
-        self._legs.shutdown(wait=True)
 
     @profile_as("search")
     def search(self, q: Query) -> dict[str, Any]:
@@ -81,16 +77,17 @@ class SearchService:
         allowed = self._allowed(q)
         n = max(q.limit * OVERFETCH, 50)
         rows: dict[str, dict[str, Any]] = {}  # chunk rows the lexical search already read
-        # The two legs run at once: BM25 in LanceDB's native code on a helper thread, the query
-        # embedding and the matrix product here; each releases the GIL, so hybrid costs about
-        # the slower leg, not their sum (bench/scale.py at 100k notes).
-        lexical_leg = (
-            None if q.mode == "semantic"
-            else self._legs.submit(self._lexical, q.text, n, allowed, rows)
-        )  # fmt: skip
+        # The two legs run at once: BM25 in LanceDB's native code on a thread of its own, the
+        # query embedding and the matrix product here; each releases the GIL, so hybrid costs
+        # about the slower leg, not their sum (bench/scale.py).
+        lexical: list[Candidate] = []
+        leg = None
+        if q.mode != "semantic":
+            leg = _Leg(lambda: self._lexical(q.text, n, allowed, rows))
         vec = None if q.mode == "lexical" or len(self.vectors) == 0 else self._embed(q.text)
         semantic = [] if vec is None else self._semantic(vec, n, allowed)
-        lexical = [] if lexical_leg is None else lexical_leg.result()
+        if leg is not None:
+            lexical = leg.result()
         named = self._named(q.text, allowed) if q.mode == "hybrid" else []
         candidates = self._combine(q.mode, lexical, semantic, named)
         best = self._best_per_note(candidates)
@@ -247,6 +244,29 @@ class SearchService:
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class _Leg:
+    """A call run on a short-lived thread of its own (a pool would outlive its service)."""
+
+    def __init__(self, fn: Callable[[], list[Candidate]]) -> None:
+        self._fn = fn
+        self._out: list[Candidate] = []
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="sidecar-lexical")
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._out = self._fn()
+        except BaseException as exc:  # re-raised in the caller's thread
+            self._error = exc
+
+    def result(self) -> list[Candidate]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._out
 
 
 def _first_per_note(candidates: list[Candidate]) -> list[Candidate]:

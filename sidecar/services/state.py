@@ -30,6 +30,15 @@ class IndexState:
     def __init__(self, notes: dict[str, NoteRecord], edges: Iterable[Edge]) -> None:
         self.lock = threading.RLock()
         self.version = 0  # bumped by every apply, so caches derived from notes know to rebuild
+        self._build(notes, edges)
+
+    def reload(self, notes: dict[str, NoteRecord], edges: Iterable[Edge]) -> None:
+        """Take a whole new index in (another process wrote the store)."""
+        with self.lock:
+            self.version += 1
+            self._build(notes, edges)
+
+    def _build(self, notes: dict[str, NoteRecord], edges: Iterable[Edge]) -> None:
         self.notes = notes
         self.catalog = Catalog.build(note_key(n) for n in notes.values())
         self.graph = Graph(notes.keys(), edges)

@@ -251,6 +251,12 @@ class IndexStore:
         if rows:
             self.edges.add(pa.Table.from_pylist(rows, EDGES_SCHEMA))
 
+    def refresh(self) -> None:
+        """See what another process (the daemon's bulk-index child) committed meanwhile."""
+        for table in (self.notes, self.chunks, self.edges):
+            table.checkout_latest()
+        self.fts_ready = False  # look again: the child may have built it
+
     def optimize(self, keep: dt.timedelta = dt.timedelta(minutes=10)) -> None:
         for table in (self.notes, self.chunks, self.edges):
             table.optimize(cleanup_older_than=keep)

@@ -2,6 +2,11 @@
 
 An ``flock`` on a file in the data dir is released by the kernel when the holder dies, even by
 ``kill -9``, so a crashed daemon never leaves a stale lock behind.
+
+A holder may lend its lock to a child process it waits for (the daemon's bulk index): the child
+inherits the locked descriptor and finds its number in ``SIDECAR_WRITER_LOCK_FD``. A flock
+belongs to the open file description, which parent and child then share, so the child holds the
+lock too; it never unlocks it, only closes its copy.
 """
 
 from __future__ import annotations
@@ -13,14 +18,44 @@ from types import TracebackType
 
 from sidecar.errors import StoreLocked
 
+LENT_FD = "SIDECAR_WRITER_LOCK_FD"
+
 
 class WriterLock:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
+        self._borrowed = False
+
+    def lend(self) -> dict[str, str]:
+        """The environment entry that hands this held lock to a child (pass the fd too)."""
+        assert self._fd is not None, "not held"
+        return {LENT_FD: str(self._fd)}
+
+    @property
+    def fd(self) -> int:
+        assert self._fd is not None, "not held"
+        return self._fd
+
+    def _borrow(self) -> bool:
+        """Take the lock a parent lent, if it is this lock's file; False when none was lent."""
+        lent = os.environ.pop(LENT_FD, "")
+        if not lent.isdigit():
+            return False
+        fd = int(lent)
+        try:
+            if not os.path.samestat(os.fstat(fd), os.stat(self.path)):
+                return False
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # ours already, if it was lent
+        except OSError:
+            return False
+        self._fd, self._borrowed = fd, True
+        return True
 
     def acquire(self) -> WriterLock:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self._borrow():
+            return self
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -39,7 +74,8 @@ class WriterLock:
 
     def release(self) -> None:
         if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            if not self._borrowed:  # unlocking a lent lock would release the lender's too
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
 
