@@ -37,7 +37,7 @@ from sidecar.cli.lsp_cmd import lsp
 from sidecar.cli.service_cmd import service
 from sidecar.config import config_path, find_vault, load_settings, render_config
 from sidecar.daemon.app import Daemon, socket_path_for
-from sidecar.daemon.heap import reexec_with_arenas, tune_allocators
+from sidecar.daemon.heap import reexec_with_malloc_env, tune_allocators
 from sidecar.errors import SidecarError, StoreLocked, UsageError
 from sidecar.transports.unix import is_serving
 
@@ -233,7 +233,7 @@ def dangling(vault: str | None, as_json: bool) -> None:
 @common
 def serve(vault: str | None, as_json: bool) -> None:
     """Run the daemon: watch the vault, keep the index fresh, serve the socket."""
-    reexec_with_arenas()
+    reexec_with_malloc_env()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every job run at INFO

@@ -10,8 +10,15 @@ below; with the real model, after a restart, searches and saves: 461 MiB residen
   worker threads each keep one full of freed pages. Two arenas are enough for a daemon whose
   hot paths are one writer and short queries. glibc reads ``MALLOC_ARENA_MAX`` when the process
   starts, which ``mallopt`` later cannot fully replace (LanceDB's runtime threads exist from
-  import), so ``sidecar serve`` re-executes itself once with it set (``reexec_with_arenas``)
+  import), so ``sidecar serve`` re-executes itself once with it set (``reexec_with_malloc_env``)
   unless the user set it.
+- glibc serves a large block from the heap once a block that size was freed (its mmap
+  threshold rises up to 32 MB), so ONNX Runtime's activations, Arrow buffers and LanceDB's
+  reads land between long-lived small objects and pin heap pages after they are freed. A fixed
+  threshold (``MALLOC_MMAP_THRESHOLD_=262144``, set the same way) sends every block of 256 KiB
+  or more to its own mapping, returned whole when freed. Measured with the real model on the
+  10k-note vault after a cold start that embedded every chunk: 567 -> 447 MiB resident (396 ->
+  282 MiB private); after a restart 455 -> 400 MiB. The embedding stage's rate was unchanged.
 - pyarrow's default pool (mimalloc) keeps freed segments; the system pool returns them.
 - ``malloc_trim`` after a burst hands the free heap back.
 
@@ -36,14 +43,19 @@ def _libc() -> ctypes.CDLL | None:
         return None
 
 
-def reexec_with_arenas(arenas: int = 2) -> None:
-    """Replace this process with itself, ``MALLOC_ARENA_MAX`` set; returns if it is set already.
+MALLOC_ENV = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": "262144"}
+
+
+def reexec_with_malloc_env() -> None:
+    """Replace this process with itself, ``MALLOC_ENV`` set; returns if it is set already.
 
     Same pid, same arguments: a supervisor (systemd's ``Type=notify``, launchd) sees nothing.
+    A variable the user set is kept as it is.
     """
-    if "MALLOC_ARENA_MAX" in os.environ or not sys.platform.startswith("linux"):
+    missing = {k: v for k, v in MALLOC_ENV.items() if k not in os.environ}
+    if not missing or not sys.platform.startswith("linux"):
         return
-    os.environ["MALLOC_ARENA_MAX"] = str(arenas)
+    os.environ.update(missing)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
@@ -51,7 +63,7 @@ def reexec_with_arenas(arenas: int = 2) -> None:
 
 def tune_allocators() -> None:
     """Call once at start-up: pyarrow's allocations go to the system pool. (The arena cap is
-    the environment's, set by ``reexec_with_arenas``; a user's own value is left alone.)"""
+    the environment's, set by ``reexec_with_malloc_env``; a user's own value is left alone.)"""
     import pyarrow as pa
 
     with contextlib.suppress(NotImplementedError):
