@@ -76,3 +76,63 @@ def test_kill_9_mid_index_twenty_rounds_then_doctor_finds_nothing() -> None:
         assert exported == _fresh_export(vault)
     finally:
         shutil.rmtree(state, ignore_errors=True)
+
+
+def test_kill_9_of_the_daemon_during_its_bulk_index_takes_the_child_along() -> None:
+    """The child indexing a cold start holds the daemon's lent lock: when the daemon dies it
+    must die too (an orphan would keep the store locked), and the next start finishes the job."""
+    state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scb"))
+    vault = state / "vault"
+    make_vault(vault, n=3000)  # the child runs for seconds: its imports, then its writes
+    env = {**daemon_env(state), "SIDECAR_DAEMON_BULK_INDEX_NOTES": "100"}
+    log = state / "first.log"
+    try:
+        with log.open("wb") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "sidecar", "serve", "--vault",
+                                     str(vault)], env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        child = _wait_for_child(proc.pid, deadline=time.monotonic() + 60)
+        time.sleep(random.Random(5).uniform(1.5, 3.0))  # into its writes
+        assert _state_of(child) not in ("gone", "Z"), "the child ended before the kill: grow n"
+        proc.kill()
+        proc.wait(timeout=10)
+        gone = time.monotonic() + 10
+        while Path(f"/proc/{child}").exists() and _state_of(child) != "Z":
+            assert time.monotonic() < gone, "the bulk child outlived its daemon"
+            time.sleep(0.05)
+        d = start(vault, env)  # the lock is free: no StoreLocked
+        try:
+            with d.client(timeout=None) as c:
+                assert c.call("index.status")["notes"] == 3000
+                assert c.call("index.check", {})["problems"] == []
+                exported = c.call("graph.export")
+        finally:
+            d.stop()
+        assert exported == _fresh_export(vault)
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def _wait_for_child(parent: int, deadline: float) -> int:
+    """The pid of the daemon's bulk-index child, once it runs."""
+    while time.monotonic() < deadline:
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                children = (task / "children").read_text().split()
+            except OSError:
+                continue
+            for pid in children:
+                try:
+                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                if b"sidecar.cli.bulk" in cmdline:
+                    return int(pid)
+        time.sleep(0.02)
+    raise AssertionError("no bulk-index child appeared")
+
+
+def _state_of(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

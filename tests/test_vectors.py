@@ -39,6 +39,9 @@ def test_a_load_reserves_exactly_and_growth_is_by_a_quarter() -> None:
     v = VectorIndex(8)
     v.load(table)
     assert v._matrix.shape == (n, 8) and len(v) == n
+    v.remove_paths(["n7.md"])  # a note re-indexed: its rows go, then come back from the store
+    v.load(table.slice(7, 1))
+    assert v._matrix.shape == (n, 8) and len(v) == n  # the hole was reused, no copy
     v.upsert(["x.md#0"], ["x.md"], unit(1)[None])
     assert v._matrix.shape == (n + n // 4, 8)
     assert v.search(unit(7), 1)[0][2] == 1.0

@@ -244,7 +244,8 @@ class Daemon:
 
     def _run_bulk_child(self) -> dict[str, Any] | None:  # in the writer's turn
         lock = self.services.lock
-        argv = [sys.executable, "-m", "sidecar.cli.bulk", str(self.services.vault.root)]
+        argv = [sys.executable, "-m", "sidecar.cli.bulk", str(self.services.vault.root),
+                str(os.getpid())]  # fmt: skip
         t0 = time.monotonic()
         self._child = subprocess.Popen(
             argv, env={**os.environ, **lock.lend()}, pass_fds=(lock.fd,),

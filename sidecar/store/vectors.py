@@ -42,7 +42,8 @@ class VectorIndex:
             return
         flat = table["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
         with self._lock:
-            self._reserve(len(self._ids) + len(ids))  # exactly: a store's worth in one read
+            # Exactly: a store's worth in one read; holes left by removed rows are used first.
+            self._reserve(len(self._ids) + max(0, len(ids) - len(self._free)))
         self.upsert(ids, table["path"].to_pylist(), flat.reshape(len(ids), self.dim))
 
     def upsert(
