@@ -264,3 +264,32 @@ def test_a_cold_start_indexes_in_a_child_process_then_serves_as_after_a_restart(
             wait_changed(events, "after-bulk.md")
         assert "after-bulk.md" in sources(d, "dendron.topic.lookup")
     assert exported == _fresh_export(corpus("dendron-site"))
+
+
+def test_the_watcher_asks_the_kernel_for_changes_only(tmp_path: Path) -> None:
+    """Reads are not events: a cold index reads every note, and at 100k notes the open and
+    close-without-write events overflowed inotify's queue, which watchdog answers by rescanning.
+    A read must not reach the handler; a write must."""
+    from watchdog.observers.inotify_c import InotifyConstants
+
+    from sidecar.daemon.watcher import VaultWatcher
+
+    (tmp_path / "a.md").write_text("# A\n", "utf-8")
+    seen: list[str] = []
+    w = VaultWatcher(tmp_path, seen.append, lambda: None)
+    w.start()
+    try:
+        observer = w._observer
+        assert observer is not None
+        (emitter,) = observer.emitters
+        mask = emitter.get_event_mask_from_filter()
+        assert not mask & (InotifyConstants.IN_OPEN | InotifyConstants.IN_CLOSE_NOWRITE)
+        for _ in range(50):
+            (tmp_path / "a.md").read_bytes()
+        (tmp_path / "b.md").write_text("# B\n", "utf-8")
+        deadline = time.monotonic() + 10
+        while "b.md" not in seen and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        w.stop()
+    assert "b.md" in seen and "a.md" not in seen

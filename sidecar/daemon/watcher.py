@@ -12,10 +12,27 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 
 _log = logging.getLogger(__name__)
+
+# What a change to a note looks like. Opens and reads are left out of the inotify mask: the
+# daemon's own reads (a cold index reads every note, `mentions` scans the vault) made two events
+# a file, and 100k notes overflowed the kernel's queue, which watchdog answers with a rescan.
+EVENTS = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent, FileClosedEvent,
+          DirCreatedEvent, DirMovedEvent, DirDeletedEvent]  # fmt: skip
 
 
 class _Handler(FileSystemEventHandler):
@@ -53,7 +70,7 @@ class VaultWatcher:
     def start(self) -> None:
         observer = Observer()
         observer.daemon = True
-        observer.schedule(self._handler, str(self.root), recursive=True)
+        observer.schedule(self._handler, str(self.root), recursive=True, event_filter=EVENTS)
         observer.start()
         self._observer = observer
 
