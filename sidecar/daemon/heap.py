@@ -12,13 +12,11 @@ below; with the real model, after a restart, searches and saves: 461 MiB residen
   starts, which ``mallopt`` later cannot fully replace (LanceDB's runtime threads exist from
   import), so ``sidecar serve`` re-executes itself once with it set (``reexec_with_malloc_env``)
   unless the user set it.
-- glibc serves a large block from the heap once a block that size was freed (its mmap
-  threshold rises up to 32 MB), so ONNX Runtime's activations, Arrow buffers and LanceDB's
-  reads land between long-lived small objects and pin heap pages after they are freed. A fixed
-  threshold (``MALLOC_MMAP_THRESHOLD_=262144``, set the same way) sends every block of 256 KiB
-  or more to its own mapping, returned whole when freed. Measured with the real model on the
-  10k-note vault after a cold start that embedded every chunk: 567 -> 447 MiB resident (396 ->
-  282 MiB private); after a restart 455 -> 400 MiB. The embedding stage's rate was unchanged.
+- Tried and left out: a fixed mmap threshold (``MALLOC_MMAP_THRESHOLD_=262144``) took the
+  10k-note vault after a cold start from 567 to 447 MiB, but every ONNX Runtime call then
+  mapped and faulted in fresh pages for its activations: the model ran at 19 texts/s instead
+  of 35, and the daemon's embedding stage fell to 0.61 of the raw model (bench/scale.py).
+  With ORT's arena on, the speed came back (37 texts/s) at +48 MiB; not measured end to end.
 - pyarrow's default pool (mimalloc) keeps freed segments; the system pool returns them.
 - ``malloc_trim`` after a burst hands the free heap back.
 
@@ -43,7 +41,7 @@ def _libc() -> ctypes.CDLL | None:
         return None
 
 
-MALLOC_ENV = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": "262144"}
+MALLOC_ENV = {"MALLOC_ARENA_MAX": "2"}
 
 
 def reexec_with_malloc_env() -> None:

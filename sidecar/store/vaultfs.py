@@ -142,10 +142,10 @@ class Vault:
                         f"larger than {self.max_bytes} bytes (index.max_file_bytes); not indexed"
                     )
                     return NoteFile(rel, None, None, reason, fst)
-                # A buffer of the file's size, not of the limit: read(n) allocates n bytes first,
-                # and with the daemon's fixed mmap threshold each 5 MB buffer was a mapping of
-                # its own, shrunk but kept; 100k notes held at once passed the kernel's
-                # 65,530 mappings and allocations failed (bench/scale.py at 100k notes).
+                # A buffer of the file's size, not of the limit: read(n) allocates n bytes first.
+                # With a fixed mmap threshold (tried, docs/benchmarks.md) each 5 MB buffer was a
+                # mapping of its own, shrunk but kept; 100k notes held at once passed the
+                # kernel's 65,530 mappings and allocations failed.
                 data = fh.read(st.st_size + 1)
                 if len(data) > st.st_size:  # it grew since fstat: read on, up to the limit
                     data += fh.read(self.max_bytes + 1 - len(data))
