@@ -41,13 +41,13 @@ def run_scheduled(services: Services) -> dict[str, Any]:
     report = run_lint(services.state, taxonomy, config)
     now = services.clock().isoformat(timespec="seconds")
     result = {"ran_at": now, **report.to_dict()}
-    write_json(services.data_dir / LAST, result)
-    services.meta["lint_last_run"] = now
-    write_json(services.data_dir / "meta.json", services.meta)
     note = str(services.settings["lint.report_note"]) if services.settings else ""
-    if note:
+    if note:  # written before the run is recorded: whoever sees the run can open its report
         path = services.vault.abspath(note if note.endswith(".md") else note + ".md")
         atomic_write(path, render_markdown(report.findings, report.summary, now).encode(), 0o644)
         services.reindex(paths=[services.vault.relpath(path)])
         result["report_note"] = services.vault.relpath(path)
+    write_json(services.data_dir / LAST, result)
+    services.meta["lint_last_run"] = now
+    write_json(services.data_dir / "meta.json", services.meta)
     return result

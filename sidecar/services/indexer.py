@@ -15,7 +15,7 @@ from typing import Any
 from sidecar.core.chunks import ChunkOptions
 from sidecar.core.model import NoteRecord, ParsedNote
 from sidecar.core.note import content_hash, parse_note
-from sidecar.core.plan import Indexed, candidates, classify
+from sidecar.core.plan import Candidates, Indexed, candidates, classify
 from sidecar.profiling import profile_as
 from sidecar.services.state import IndexState
 from sidecar.store.lance import IndexStore
@@ -73,13 +73,7 @@ class Indexer:
         started = time.perf_counter()
         report = IndexReport()
         scope_set = frozenset(scope) if scope is not None else None
-        disk = self._disk(scope_set)
-        with self.state.lock:  # a watcher batch looks only at its own paths: O(batch), not O(vault)
-            notes = self.state.notes
-            paths = notes.keys() if scope_set is None else scope_set & notes.keys()
-            indexed = {p: Indexed(notes[p].mtime_ns, notes[p].size, notes[p].content_hash)
-                       for p in paths}  # fmt: skip
-        cand = candidates(disk, indexed, full=full, scope=scope_set)
+        disk, indexed, cand = self._candidates(full, scope_set)
         files: dict[str, NoteFile] = {}
         gone = list(cand.gone)
         failures = dict(self.failures)
@@ -127,12 +121,20 @@ class Indexer:
 
     def backlog(self) -> int:
         """How many notes a full run would read or drop: one scan of file stats, no reads."""
-        disk = self._disk(None)
-        with self.state.lock:
-            indexed = {p: Indexed(n.mtime_ns, n.size, n.content_hash)
-                       for p, n in self.state.notes.items()}  # fmt: skip
-        cand = candidates(disk, indexed, full=False, scope=None)
+        _, _, cand = self._candidates(False, None)
         return len(cand.to_read) + len(cand.gone)
+
+    def _candidates(
+        self, full: bool, scope: frozenset[str] | None
+    ) -> tuple[dict[str, tuple[int, int]], dict[str, Indexed], Candidates]:
+        """Files on disk, what the index knows of them, and which to read or drop."""
+        disk = self._disk(scope)
+        with self.state.lock:  # a watcher batch looks only at its own paths: O(batch), not O(vault)
+            notes = self.state.notes
+            paths = notes.keys() if scope is None else scope & notes.keys()
+            indexed = {p: Indexed(notes[p].mtime_ns, notes[p].size, notes[p].content_hash)
+                       for p in paths}  # fmt: skip
+        return disk, indexed, candidates(disk, indexed, full=full, scope=scope)
 
     def _disk(self, scope: frozenset[str] | None) -> dict[str, tuple[int, int]]:
         if scope is None:
