@@ -180,9 +180,12 @@ def one_note_reindex(vault: Path, data: Path, notes: list[str]) -> dict[str, flo
         s.close()
 
 
-def run_size(count: int, work: Path, idle: float, budget: float | None = None) -> dict[str, Any]:
+def run_size(
+    count: int, work: Path, idle: float, budget: float | None = None, *, keep: bool = False
+) -> dict[str, Any]:
     """``budget``: seconds to watch the embedding backlog instead of waiting for its end (the
-    queries, saves and memory after it are then measured while it still runs)."""
+    queries, saves and memory after it are then measured while it still runs). ``keep``: leave
+    the vault copy and its index in ``work/state-N`` (to probe a restart with other code)."""
     pristine = work / f"vault-{count}"
     if not pristine.is_dir():
         generate(pristine, count)
@@ -252,7 +255,8 @@ def run_size(count: int, work: Path, idle: float, budget: float | None = None) -
     r["disk_mib"] = round(du_mib(data), 1)
     r["one_note_reindex"] = one_note_reindex(vault, data, notes)
     r["command"] = f"python bench/scale.py {' '.join(sys.argv[1:])}"
-    shutil.rmtree(state, ignore_errors=True)
+    if not keep:
+        shutil.rmtree(state, ignore_errors=True)
     return r
 
 
@@ -387,6 +391,9 @@ def main() -> None:
     ap.add_argument("--idle", type=float, default=60)
     ap.add_argument("--render", action="store_true", help="only rebuild the docs")
     ap.add_argument(
+        "--keep", action="store_true", help="keep each size's vault copy and index (state-N/)"
+    )
+    ap.add_argument(
         "--embed-budget",
         type=float,
         default=None,
@@ -398,7 +405,7 @@ def main() -> None:
         args.work.mkdir(parents=True, exist_ok=True)
         for count in args.sizes:
             budget = args.embed_budget if count > 50_000 else None
-            result = run_size(count, args.work, args.idle, budget)
+            result = run_size(count, args.work, args.idle, budget, keep=args.keep)
             out = RESULTS / f"scale-{count}.json"
             out.write_text(json.dumps(result, indent=1) + "\n")
             print(f"{count} notes: {json.dumps(result)}", flush=True)
