@@ -156,8 +156,10 @@ def restart(vault: Path, env: dict[str, str], texts: list[str]) -> dict[str, Any
         search_latency(d, "hybrid", texts)
         time.sleep(5)
         _, rss = proc_stat(d.proc.pid)
+        with d.client() as c:
+            cache = c.call("index.status").get("store_cache_mib")
         return {"ready_s": round(ready, 1), "rss_mib": round(rss / 1024),
-                "anon_mib": round(anon_kib(d.proc.pid) / 1024)}  # fmt: skip
+                "anon_mib": round(anon_kib(d.proc.pid) / 1024), "store_cache_mib": cache}  # fmt: skip
     finally:
         d.stop(timeout=600)
 
@@ -248,6 +250,8 @@ def run_size(
         r["idle_cpu_pct"] = round(100 * (cpu1 - cpu0) / idle, 2)
         r["rss_mib"] = round(rss / 1024)
         r["anon_mib"] = round(anon_kib(d.proc.pid) / 1024)
+        with d.client() as c:  # LanceDB's caches, inside the figures above
+            r["store_cache_mib"] = c.call("index.status").get("store_cache_mib")
     finally:
         d.stop(timeout=600)
     r["restart"] = restart(vault, env, texts[:50])

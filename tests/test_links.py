@@ -1,4 +1,6 @@
-from sidecar.core.links import body_links, frontmatter_links
+import sys
+
+from sidecar.core.links import CONTEXT_CHARS, body_links, frontmatter_links
 from sidecar.core.markdown import scan
 from sidecar.core.model import LinkRef
 
@@ -46,6 +48,17 @@ def test_line_and_context() -> None:
     found = links("# T\n\nfirst line\nsee [[X]] here\n")
     assert found[0].line == 4
     assert found[0].context == "first line\nsee [[X]] here"
+
+
+def test_long_paragraph_context_is_a_compact_window() -> None:
+    words = " ".join(f"word{i}" for i in range(300))
+    found = links(f"{words} see [[X]] here {words}\n")
+    ctx = found[0].context
+    assert "see [[X]] here" in ctx
+    assert ctx.startswith("...") and ctx.endswith("...")
+    assert len(ctx) <= CONTEXT_CHARS + 6
+    # ASCII marks keep an ASCII paragraph at one byte a character in memory
+    assert sys.getsizeof(ctx) < 2 * CONTEXT_CHARS
 
 
 def test_relations_block_and_link_shaped_keys() -> None:

@@ -25,6 +25,9 @@ NOT_RELATIONS = frozenset(
     {"aliases", "alias", "tags", "tag", "id", "title", "cssclasses", "relations"}
 )
 CONTEXT_CHARS = 400
+# Cut marks are ASCII: one "…" in a string makes CPython store all of it at two bytes a
+# character, and the index keeps every link's context in memory (~200 MB at 100k notes).
+CUT = "..."
 
 
 def body_links(blocks: Iterable[Block]) -> Iterator[LinkRef]:
@@ -72,7 +75,7 @@ def _context(text: str, offset: int) -> str:
     if len(text) <= CONTEXT_CHARS:
         return text.strip()
     start = max(0, offset - CONTEXT_CHARS // 2)
-    return ("…" if start else "") + text[start : start + CONTEXT_CHARS].strip() + "…"
+    return (CUT if start else "") + text[start : start + CONTEXT_CHARS].strip() + CUT
 
 
 def _wikilink(inner: str, embed: bool, relation: str, line: int, context: str) -> LinkRef | None:

@@ -215,7 +215,7 @@ def missing_inverse(ctx: Context) -> Iterator[Hit]:
         inverse = tax.inverse(e.relation)
         if inverse is None or e.state != "valid" or not e.target or e.target == e.source:
             continue
-        if (e.target, inverse, e.source) not in ctx.facts.stated:
+        if not ctx.facts.is_stated(e.target, inverse, e.source):
             at = f" (line {e.line})" if e.line else ""
             yield Hit(e.target, 0, f"{e.source} states '{e.relation}' to this note{at}; this "
                       f"note has no '{inverse}' back", e.source, inverse,

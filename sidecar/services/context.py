@@ -148,6 +148,7 @@ class Services:
             "model": self.store.model_id,
             "embedder": self.embedder.model_id,
             "vectors": len(self.vectors),
+            "store_cache_mib": round(self.store.cache_bytes() / 2**20, 1),
             "links": self.state.link_stats(),
             "failed": [{"path": p, "error": e} for p, e in sorted(self.indexer.failures.items())],
             "invalid_frontmatter": [

@@ -25,6 +25,12 @@ from sidecar.errors import StoreError
 
 SCHEMA_VERSION = "2"
 
+# LanceDB's caches (manifests and file metadata; index pages) are unbounded in practice
+# (defaults: 1 GiB and 6 GiB) and keep entries for every table version a long-running writer
+# has made: after a cold index they held ~CACHE_NOTE. Bounded, least recently used entries go.
+METADATA_CACHE_BYTES = 64 << 20
+INDEX_CACHE_BYTES = 128 << 20
+
 NOTES_SCHEMA = pa.schema(
     [
         pa.field("path", pa.string(), nullable=False),
@@ -100,7 +106,11 @@ class IndexStore:
         self.rebuilt = False
         try:
             directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self.db = lancedb.connect(str(directory / "lance"))
+            self.session = lancedb.Session(
+                index_cache_size_bytes=INDEX_CACHE_BYTES,
+                metadata_cache_size_bytes=METADATA_CACHE_BYTES,
+            )
+            self.db = lancedb.connect(str(directory / "lance"), session=self.session)
             schemas = {"notes": NOTES_SCHEMA, "edges": EDGES_SCHEMA, "chunks": chunks_schema(dim)}
             existing = set(self.db.list_tables().tables)
             # One table in an old shape means the index as a whole is from another version or
@@ -176,6 +186,10 @@ class IndexStore:
             ):
                 out[h] = v
         return out
+
+    def cache_bytes(self) -> int:
+        """What LanceDB's caches hold now."""
+        return int(self.session.size_bytes)
 
     def count(self, table: str) -> int:
         return int(getattr(self, table).count_rows())
