@@ -155,3 +155,21 @@ def test_model_change_clears_vectors(make_vault: VaultFactory, tmp_path: Path) -
         assert s.store.model_id == "other-tiny"
     finally:
         s.close()
+
+
+def test_reads_by_path_go_through_a_btree_added_to_older_stores(services: Services) -> None:
+    """Re-indexing a note reads, deletes and reloads its chunks by path; without an index each
+    of those scans the whole chunks table (the cost of a save at 100k notes)."""
+    chunks = services.store.chunks
+
+    def plan() -> str:
+        q = chunks.search().where("path IN ('cats.md', 'deep/dogs.md')").select(["chunk_id"])
+        return str(q.explain_plan(True))
+
+    services.search.search(Query("cat", mode="lexical"))
+    assert "path_idx" in plan()
+    chunks.drop_index("path_idx")  # a store an older version built
+    services.store.fts_ready = False  # as after a restart
+    assert "path_idx" not in plan()
+    assert paths(services.search.search(Query("cat", mode="lexical")))[0] == "cats.md"
+    assert "path_idx" in plan()

@@ -28,7 +28,7 @@ from sidecar.api.relation_methods import taxonomy_of
 from sidecar.config import Settings
 from sidecar.daemon import lint_job
 from sidecar.daemon.debounce import Debouncer
-from sidecar.daemon.heap import release_free_memory
+from sidecar.daemon.heap import HeapWatch, release_free_memory
 from sidecar.daemon.memory_jobs import MemoryJobs
 from sidecar.daemon.notify import sd_notify
 from sidecar.daemon.watcher import VaultWatcher
@@ -112,6 +112,7 @@ class Daemon:
         """Vectors for pending chunks, a batch at a time: the model runs on a worker thread
         outside the writer; only the short commit of each batch goes through it."""
         stage = self.services.embed_stage
+        heap = HeapWatch()
         await self.writer.submit(stage.prepare, counts_as_write=False)
         since_compact = 0
         size = self.embed_batch
@@ -144,6 +145,7 @@ class Daemon:
             full = len(batch.chunk_ids) == size
             size = min(size * 2, self.embed_batch_max) if full else self.embed_batch
             await self.writer.submit(lambda b=batch: stage.commit(b))  # type: ignore[misc]
+            await self.writer.submit(heap.check, counts_as_write=False)  # see HeapWatch
             self.embedded += len(batch.chunk_ids)
             since_compact += len(batch.chunk_ids)
             if since_compact >= self.compact_every:
