@@ -34,8 +34,9 @@ class Hit:
 def ensure_fts_index(store: IndexStore) -> None:
     """The FTS index, and B-trees on chunk_id (result rows are fetched by id) and on path
     (re-indexing a note reads, deletes and reloads its chunks by path: without the index each
-    of those scanned the whole table, ~PATH_NOTE at 100k notes). An index a store made by an
-    older version lacks is added here.
+    of those scanned the whole table; one-note re-index at 100k notes took 317 ms at p50, 71
+    ms with it, bench/scale.py). An index a store made by an older version lacks is added
+    here.
 
     Built by the first search, which in the daemon runs on a worker thread: concurrent first
     searches used to create it at once and all but one failed with a LanceDB commit conflict
