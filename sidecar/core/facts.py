@@ -27,8 +27,9 @@ class Facts:
     the forward spelling first (so a finding points at the line a reader expects).
 
     One entry per edge and nothing beside it: at 100k notes (380k edges) a set of the facts as
-    written and a (fact, edge) pair per source cost ~60 MB more (bench/scale.py). Both are
-    derived on demand from ``edges`` instead (one or two edges state a fact)."""
+    written and a (fact, edge) pair per source cost ~60 MB more (estimated from the sizes of
+    the tuples and set entries dropped). Both are derived on demand from ``edges`` instead
+    (one or two edges state a fact)."""
 
     def __init__(self, edges: Iterable[Edge], taxonomy: Taxonomy) -> None:
         self.taxonomy = taxonomy
