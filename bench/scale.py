@@ -182,6 +182,28 @@ def one_note_reindex(vault: Path, data: Path, notes: list[str]) -> dict[str, flo
         s.close()
 
 
+def steady_state(
+    d: RunningDaemon, notes: list[str], rng: random.Random, texts: list[str], idle: float
+) -> dict[str, Any]:
+    """Queries per mode, graph methods, saves found by hybrid search, then idle CPU and memory
+    (with what LanceDB's caches hold, inside the memory figures)."""
+    r: dict[str, Any] = {
+        "query": {m: search_latency(d, m, texts) for m in ("lexical", "semantic", "hybrid")},
+        "graph": graph_latency(d, notes, rng),
+        "save_to_hybrid": save_to_found(d, notes, "hybrid", 20),
+    }
+    time.sleep(5)
+    cpu0, _ = proc_stat(d.proc.pid)
+    time.sleep(idle)
+    cpu1, rss = proc_stat(d.proc.pid)
+    r["idle_cpu_pct"] = round(100 * (cpu1 - cpu0) / idle, 2)
+    r["rss_mib"] = round(rss / 1024)
+    r["anon_mib"] = round(anon_kib(d.proc.pid) / 1024)
+    with d.client() as c:
+        r["store_cache_mib"] = c.call("index.status").get("store_cache_mib")
+    return r
+
+
 def run_size(
     count: int, work: Path, idle: float, budget: float | None = None, *, keep: bool = False
 ) -> dict[str, Any]:
@@ -239,19 +261,7 @@ def run_size(
             r["stage_chunks_per_s"] = round(window[0] / window[1], 1)
             r["stage_over_raw"] = round(r["stage_chunks_per_s"] / raw, 2)
         texts = queries(rng, 200)
-        r["query"] = {mode: search_latency(d, mode, texts)
-                      for mode in ("lexical", "semantic", "hybrid")}  # fmt: skip
-        r["graph"] = graph_latency(d, notes, rng)
-        r["save_to_hybrid"] = save_to_found(d, notes, "hybrid", 20)
-        time.sleep(5)
-        cpu0, _ = proc_stat(d.proc.pid)
-        time.sleep(idle)
-        cpu1, rss = proc_stat(d.proc.pid)
-        r["idle_cpu_pct"] = round(100 * (cpu1 - cpu0) / idle, 2)
-        r["rss_mib"] = round(rss / 1024)
-        r["anon_mib"] = round(anon_kib(d.proc.pid) / 1024)
-        with d.client() as c:  # LanceDB's caches, inside the figures above
-            r["store_cache_mib"] = c.call("index.status").get("store_cache_mib")
+        r.update(steady_state(d, notes, rng, texts, idle))
     finally:
         d.stop(timeout=600)
     r["restart"] = restart(vault, env, texts[:50])

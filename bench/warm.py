@@ -20,16 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe
-from scale import (
-    RESULTS,
-    anon_kib,
-    graph_latency,
-    one_note_reindex,
-    proc_stat,
-    queries,
-    save_to_found,
-    search_latency,
-)
+from scale import RESULTS, one_note_reindex, queries, steady_state
 
 from tests.daemon_harness import daemon_env, start
 
@@ -44,20 +35,9 @@ def warm_run(state: Path, idle: float) -> dict[str, Any]:
     d = start(vault, env, wait=3600)
     r: dict[str, Any] = {"machine": describe(), "ready_s": round(time.perf_counter() - t0, 1)}
     try:
-        texts = queries(rng, 200)
-        r["query"] = {m: search_latency(d, m, texts) for m in ("lexical", "semantic", "hybrid")}
-        r["graph"] = graph_latency(d, notes, rng)
-        r["save_to_hybrid"] = save_to_found(d, notes, "hybrid", 20)
-        time.sleep(5)
-        cpu0, _ = proc_stat(d.proc.pid)
-        time.sleep(idle)
-        cpu1, rss = proc_stat(d.proc.pid)
-        r["idle_cpu_pct"] = round(100 * (cpu1 - cpu0) / idle, 2)
-        r["rss_mib"] = round(rss / 1024)
-        r["anon_mib"] = round(anon_kib(d.proc.pid) / 1024)
+        r.update(steady_state(d, notes, rng, queries(rng, 200), idle))
         with d.client() as c:
             status = c.call("index.status")
-        r["store_cache_mib"] = status.get("store_cache_mib")
         r["chunks"], r["pending"] = status["chunks"], status["pending"]
     finally:
         d.stop(timeout=600)
