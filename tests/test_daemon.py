@@ -292,3 +292,37 @@ def test_the_watcher_asks_the_kernel_for_changes_only(tmp_path: Path) -> None:
     finally:
         w.stop()
     assert "b.md" in seen and "a.md" not in seen
+
+
+def test_idle_compaction_drops_the_store_caches_and_everything_still_answers() -> None:
+    """Each compaction leaves LanceDB cache entries for versions no query reads again; after
+    one, the daemon opens every table afresh. Saves, searches and memory go on as before."""
+    idle = {"SIDECAR_DAEMON_COMPACT_IDLE_SECONDS": "1"}
+    with running(EXAMPLE_VAULT, env=idle) as d, d.client() as c:
+        note = d.vault / "burst.md"
+        with d.client() as sub:
+            events = sub.subscribe(["index.changed"], timeout=20)
+            for i in range(12):  # a burst of commits, each followed by a search
+                note.write_text(f"# Burst\n\nThe kettle whistles round {i}.\n", "utf-8")
+                wait_changed(events, "burst.md")
+                c.call("search", {"query": "kettle whistles"})
+        deadline = time.monotonic() + 60
+        while "store caches:" not in d.log_text():
+            assert time.monotonic() < deadline, d.log_text()
+            time.sleep(0.2)
+        line = next(x for x in d.log_text().splitlines() if "store caches:" in x)
+        before, after = (float(x) for x in line.split("store caches: ")[1][:-4].split(" -> "))
+        assert after < before / 2, line
+        hits = c.call("search", {"query": "kettle whistles round 11"})["results"]
+        assert hits[0]["path"] == "burst.md"
+        with d.client() as sub:
+            events = sub.subscribe(["index.changed"], timeout=20)
+            note.write_text("# Burst\n\nNow the teapot sings.\n", "utf-8")
+            wait_changed(events, "burst.md")
+        lexical = c.call("search", {"query": "teapot", "mode": "lexical"})["results"]
+        assert [h["path"] for h in lexical] == ["burst.md"]
+        c.call(
+            "memory.write", {"id": "tea", "title": "Teapot over kettle", "entry_type": "decision"}
+        )
+        found = c.call("memory.search", {"query": "teapot"})["results"]
+        assert [e["id"] for e in found] == ["tea"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -36,3 +37,15 @@ def test_heap_watch_hands_back_what_a_burst_freed() -> None:
     run = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("ok")
+
+
+def test_the_store_imports_lancedb_without_the_rest_client_api() -> None:
+    """~13 MiB of pydantic-wrapped REST methods a local store never calls (sidecar/store)."""
+    probe = (
+        "import json, sys; from sidecar.store.lance import IndexStore; "
+        "print(json.dumps([m for m in sys.modules if m.startswith('lance_namespace_urllib3')]))"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    loaded = json.loads(run.stdout)
+    assert loaded and all(".api" not in m for m in loaded), loaded  # the models, not the API

@@ -173,3 +173,29 @@ def test_reads_by_path_go_through_a_btree_added_to_older_stores(services: Servic
     assert "path_idx" not in plan()
     assert paths(services.search.search(Query("cat", mode="lexical")))[0] == "cats.md"
     assert "path_idx" in plan()
+
+
+def test_settle_lets_go_of_the_caches_a_burst_of_commits_filled(services: Services) -> None:
+    """A cold embedding commits batch after batch; LanceDB caches entries for each version.
+    ``settle`` (the daemon's step after a backlog) reopens every table in a new session."""
+    from sidecar.services.memory_search import search_memory
+
+    cats = services.vault.root / "cats.md"
+    for i in range(25):  # a burst of commits
+        cats.write_text(f"# Cats\n\nThe cat sat on mat number {i} all afternoon.\n")
+        services.reindex(paths=["cats.md"])
+        services.embed_stage.run()
+        services.search.search(Query("cat mat"))
+    filled = services.store.cache_bytes()
+    services.settle()
+    assert services.store.cache_bytes() < filled / 2
+    # Every table still reads and writes through the new session.
+    assert paths(services.search.search(Query("cat sat on the mat")))[0] == "cats.md"
+    cats.write_text("# Cats\n\nThe cat now sleeps on the sofa.\n")
+    services.reindex(paths=["cats.md"])
+    services.embed_stage.run()
+    assert paths(services.search.search(Query("sofa", mode="lexical"))) == ["cats.md"]
+    services.memory.write(title="Cats sleep on the sofa", entry_type="decision", content="Yes.")
+    assert [h.record.entry.title for h in search_memory(services.memory, "sofa")] == [
+        "Cats sleep on the sofa"
+    ]

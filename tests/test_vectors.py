@@ -45,3 +45,17 @@ def test_a_load_reserves_exactly_and_growth_is_by_a_quarter() -> None:
     v.upsert(["x.md#0"], ["x.md"], unit(1)[None])
     assert v._matrix.shape == (n + n // 4, 8)
     assert v.search(unit(7), 1)[0][2] == 1.0
+
+
+def test_shrink_gives_back_the_rows_growth_reserved_and_keeps_every_vector() -> None:
+    v = VectorIndex(8)
+    for i in range(1500):  # one batch at a time, as through a cold embedding
+        v.upsert([f"n{i}.md#0"], [f"n{i}.md"], unit(i)[None])
+    assert v._matrix.shape[0] > 1500
+    before = v.search(unit(3), 5)
+    v.shrink()
+    assert v._matrix.shape == (1500, 8) and v._alive.shape == (1500,)
+    assert v.search(unit(3), 5) == before
+    new = (unit(1) + unit(2)) / np.sqrt(2)
+    v.upsert(["new.md#0"], ["new.md"], new[None])  # and it grows again after
+    assert v.search(new, 1)[0][0] == "new.md#0" and len(v) == 1501

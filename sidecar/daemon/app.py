@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,7 @@ class Daemon:
             if batch is None:
                 if since_compact >= 500:  # the end of a backlog: searches fully indexed now
                     await self._optimize()
+                    await self._drop_caches(self.services.settle)
                     since_compact = 0
                 if not self._idle_embedding.is_set():
                     release_free_memory()  # the end of a burst of embedding
@@ -160,6 +162,13 @@ class Daemon:
         t0 = time.monotonic()
         await self.writer.submit(self.services.store.optimize, counts_as_write=False)
         _log.info("tables compacted in %.1f s", time.monotonic() - t0)
+
+    async def _drop_caches(self, step: Callable[[], None]) -> None:
+        """After a compaction: ``step`` drops the caches it made stale, in the writer's turn."""
+        before = self.services.store.cache_bytes()
+        await self.writer.submit(step, counts_as_write=False)
+        _log.info("store caches: %.1f -> %.1f MiB", before / 2**20,
+                  self.services.store.cache_bytes() / 2**20)  # fmt: skip
 
     async def _embedded_all(self) -> None:
         self._idle_embedding.clear()
@@ -303,11 +312,14 @@ class Daemon:
         if self.writer.writes_since_compact and idle >= limit and not self.writer.busy:
             await self._optimize()
             self.writer.writes_since_compact = 0
+            await self._drop_caches(self.services.drop_store_caches)
             release_free_memory()
 
     def _schedule(self) -> None:
         self.scheduler.add_job(self._health, "interval", seconds=5, id="health")
-        self.scheduler.add_job(self._compact, "interval", seconds=30, id="compact")
+        idle = int(self.settings["daemon.compact_idle_seconds"])
+        self.scheduler.add_job(self._compact, "interval", seconds=max(1, min(30, idle)),
+                               id="compact")  # fmt: skip
         memory = MemoryJobs(self.services, self.writer, self.server.notify)
         self.scheduler.add_job(memory.tick, "interval", seconds=1, id="memory")
         self.scheduler.add_job(self._lint, lint_job.trigger(str(self.settings["lint.schedule"])),

@@ -74,6 +74,15 @@ class VectorIndex:
         alive[:n] = self._alive[:n]
         self._matrix, self._alive = matrix, alive
 
+    def shrink(self) -> None:
+        """Give back the rows growth reserved: up to a quarter of the matrix (86 MB at 223k
+        chunks) after vectors came in batch by batch, as through a cold embedding."""
+        with self._lock:
+            n = len(self._ids)
+            if self._matrix.shape[0] > n:
+                self._matrix = self._matrix[:n].copy()
+                self._alive = self._alive[:n].copy()
+
     def _grow(self) -> int:
         n = len(self._ids)
         self._reserve(n + 1)
