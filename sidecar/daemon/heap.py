@@ -7,8 +7,13 @@ below; with the real model, after a restart, searches and saves: 461 MiB residen
 ``mallopt`` at run time, 400 MiB with ``MALLOC_ARENA_MAX`` in the environment at start.
 
 - glibc gives each thread that mallocs its own arena, up to 8 per core; LanceDB's and ORT's
-  worker threads each keep one full of freed pages. Two arenas are enough for a daemon whose
-  hot paths are one writer and short queries. glibc reads ``MALLOC_ARENA_MAX`` when the process
+  worker threads each keep one full of freed pages. One arena is enough for a daemon whose
+  hot paths are one writer and short queries, most of them under the GIL. Measured with
+  ``bench/heap_probe.py`` on the generated 10k-note vault (the daemon's embedding loop, then
+  ``malloc_trim``): two arenas held 432 MiB after the cold embedding and 350-357 after a
+  restart; one arena 389 and 343, with the embedding as fast (271 vs 273 s). What two
+  arenas left was free space inside their heaps, fragmented below page size, so no trim
+  could return it. glibc reads ``MALLOC_ARENA_MAX`` when the process
   starts, which ``mallopt`` later cannot fully replace (LanceDB's runtime threads exist from
   import), so ``sidecar serve`` re-executes itself once with it set (``reexec_with_malloc_env``)
   unless the user set it.
@@ -45,7 +50,7 @@ def _libc() -> ctypes.CDLL | None:
         return None
 
 
-MALLOC_ENV = {"MALLOC_ARENA_MAX": "2"}
+MALLOC_ENV = {"MALLOC_ARENA_MAX": "1"}
 
 
 def reexec_with_malloc_env() -> None:

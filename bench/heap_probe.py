@@ -1,0 +1,104 @@
+"""Where a cold start's extra memory sits: the daemon's embedding loop in one process.
+
+``MALLOC_ARENA_MAX=1 python bench/heap_probe.py VAULT DATA cold`` indexes ``VAULT`` into a
+fresh ``DATA``, embeds every chunk as the daemon does (batches doubling to 512, a compaction
+every 5,000 chunks, ``HeapWatch`` after each commit), settles, and prints resident memory
+with glibc's and CPython's allocator figures. ``... DATA restart`` opens the same store as a
+restarted daemon would, for comparison. Both use the real model. Run it with the arena cap
+the daemon would use (``sidecar serve`` sets it for itself; this script does not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import re
+import tempfile
+import time
+from pathlib import Path
+
+from sidecar.daemon.heap import HeapWatch, release_free_memory, resident_bytes, tune_allocators
+from sidecar.embed import load_embedder
+from sidecar.services.context import Services
+from sidecar.services.search import Query
+
+
+def anon_mib() -> int:
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("RssAnon"):
+                return int(line.split()[1]) >> 10
+    return 0
+
+
+def glibc_heaps() -> str:
+    """glibc's own account (``malloc_info``): bytes its heaps hold from the OS, and free."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.fopen.restype = ctypes.c_void_p
+    with tempfile.NamedTemporaryFile(suffix=".xml") as tmp:
+        fp = libc.fopen(tmp.name.encode(), b"w")
+        libc.malloc_info(0, ctypes.c_void_p(fp))
+        libc.fclose(ctypes.c_void_p(fp))
+        xml = Path(tmp.name).read_text("utf-8")
+    tail = xml[xml.rfind("</heap>") :]
+    free = {
+        m[1]: int(m[2]) >> 20
+        for m in re.finditer(r'<total type="(\w+)" count="\d+" size="(\d+)"', tail)
+    }
+    system = {
+        m[1]: int(m[2]) >> 20 for m in re.finditer(r'<system type="(\w+)" size="(\d+)"', tail)
+    }
+    return f"glibc heaps {system.get('current')} MiB, free in them {free.get('rest')}, mmapped {free.get('mmap')}"
+
+
+def report(tag: str) -> None:
+    release_free_memory()
+    print(
+        f"{tag}: rss {resident_bytes() >> 20} MiB, anon {anon_mib()} MiB; {glibc_heaps()}",
+        flush=True,
+    )
+
+
+def cold(s: Services) -> None:
+    s.reindex()
+    report("parsed")
+    stage = s.embed_stage
+    stage.prepare()
+    heap = HeapWatch()
+    size, done, since = 64, 0, 0
+    t0 = time.perf_counter()
+    while (batch := stage.compute(size)) is not None:
+        size = min(size * 2, 512) if len(batch.chunk_ids) == size else 64
+        stage.commit(batch)
+        heap.check()
+        done += len(batch.chunk_ids)
+        since += len(batch.chunk_ids)
+        if since >= 5000:
+            s.store.optimize()
+            since = 0
+    s.store.optimize()
+    s.settle()
+    print(f"embedded {done} chunks in {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("vault", type=Path)
+    ap.add_argument("data", type=Path)
+    ap.add_argument("mode", choices=["cold", "restart"])
+    args = ap.parse_args()
+    tune_allocators()
+    embedder = load_embedder("minilm", cache_dir=Path.home() / ".cache" / "sidecar")
+    s = Services.open(args.vault, args.data, embedder=embedder)
+    try:
+        if args.mode == "cold":
+            cold(s)
+        for text in ("graph", "index", "budget"):
+            s.search.search(Query(text))
+        report(f"{args.mode}, then 3 hybrid queries")
+    finally:
+        s.close()
+
+
+if __name__ == "__main__":
+    main()
