@@ -78,17 +78,21 @@ def tune_allocators() -> None:
 
 
 def release_free_memory() -> None:
-    """Give freed heap back to the OS after a burst (a cold index, an embedding run)."""
-    gc.collect()
+    """Give freed heap back to the OS after a burst (a cold index, an embedding run, a
+    compaction); what outlived it is frozen (``freeze_long_lived``)."""
+    freeze_long_lived()
     trim_heap()
 
 
 def freeze_long_lived() -> None:
     """Move every object alive now out of the cyclic garbage collector's sight.
 
-    Called once the index is loaded (and after a backlog): the notes, edges and facts live as
-    long as the daemon and are freed by reference counting when replaced. Unfrozen, each full
-    collection walks all of them (millions of objects at 100k notes), in an idle daemon too.
+    The notes, edges and facts live as long as the daemon and are freed by reference counting
+    when replaced. Unfrozen, every full collection walks all of them: at 100k notes 2.5
+    million objects, 1.0-1.3 s holding the GIL, so any query or save then waited a second;
+    frozen, 0 ms (probe: the kept 100k store loaded, typed facts and titles built,
+    ``gc.collect()`` timed). The collection before the freeze runs only over what the last
+    freeze did not take, so repeating it after each burst is cheap.
     """
     gc.collect()
     gc.freeze()
