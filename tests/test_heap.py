@@ -51,15 +51,15 @@ def test_the_store_imports_lancedb_without_the_rest_client_api() -> None:
     assert loaded and all(".api" not in m for m in loaded), loaded  # the models, not the API
 
 
-def test_what_outlives_a_burst_is_frozen_out_of_the_cyclic_collector() -> None:
+def test_the_loaded_index_is_frozen_out_of_the_cyclic_collector() -> None:
     """At 100k notes a full collection walked 2.5 million objects of state for ~1 s."""
     probe = (
-        "import gc; from sidecar.daemon.heap import release_free_memory\n"
+        "import gc; from sidecar.daemon.heap import freeze_long_lived\n"
         "state = [[i] for i in range(200_000)]  # lists: tracked by the collector\n"
         "garbage = [[] for _ in range(1000)]\n"
         "for g in garbage: g.append(g)  # cycles: collected, not frozen\n"
         "del garbage\n"
-        "release_free_memory()\n"
+        "freeze_long_lived()\n"
         "print(gc.get_freeze_count(), len(gc.get_objects()))\n"
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)

@@ -29,7 +29,7 @@ from sidecar.api.relation_methods import taxonomy_of
 from sidecar.config import Settings
 from sidecar.daemon import lint_job
 from sidecar.daemon.debounce import Debouncer
-from sidecar.daemon.heap import HeapWatch, release_free_memory
+from sidecar.daemon.heap import HeapWatch, freeze_long_lived, release_free_memory
 from sidecar.daemon.memory_jobs import MemoryJobs
 from sidecar.daemon.notify import sd_notify
 from sidecar.daemon.watcher import VaultWatcher
@@ -234,6 +234,7 @@ class Daemon:
         assert self.services.runtime is not None
         self.services.runtime["ready"] = True
         release_free_memory()  # a cold index is the largest burst of all
+        freeze_long_lived()  # the index as loaded lives as long as the daemon
         _log.info("index up to date: %d notes", len(self.services.state.notes))
         cron = str(self.settings["lint.schedule"])
         if lint_job.missed(cron, self.services.meta.get("lint_last_run"), self.services.clock()):
