@@ -12,23 +12,20 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import os
 import re
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale import anon_kib
 
 from sidecar.daemon.heap import HeapWatch, release_free_memory, resident_bytes, tune_allocators
 from sidecar.embed import load_embedder
 from sidecar.services.context import Services
 from sidecar.services.search import Query
-
-
-def anon_mib() -> int:
-    with open("/proc/self/status", encoding="ascii") as fh:
-        for line in fh:
-            if line.startswith("RssAnon"):
-                return int(line.split()[1]) >> 10
-    return 0
 
 
 def glibc_heaps() -> str:
@@ -54,7 +51,7 @@ def glibc_heaps() -> str:
 def report(tag: str) -> None:
     release_free_memory()
     print(
-        f"{tag}: rss {resident_bytes() >> 20} MiB, anon {anon_mib()} MiB; {glibc_heaps()}",
+        f"{tag}: rss {resident_bytes() >> 20} MiB, anon {anon_kib(os.getpid()) >> 10} MiB; {glibc_heaps()}",
         flush=True,
     )
 

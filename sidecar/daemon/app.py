@@ -233,8 +233,8 @@ class Daemon:
         await asyncio.to_thread(self._warm)
         assert self.services.runtime is not None
         self.services.runtime["ready"] = True
-        release_free_memory()  # a cold index is the largest burst of all
-        freeze_long_lived()  # the index as loaded lives as long as the daemon
+        freeze_long_lived()  # the index as loaded lives as long as the daemon (one collection)
+        release_free_memory()  # a cold index is the largest burst of all; cheap once frozen
         _log.info("index up to date: %d notes", len(self.services.state.notes))
         cron = str(self.settings["lint.schedule"])
         if lint_job.missed(cron, self.services.meta.get("lint_last_run"), self.services.clock()):
