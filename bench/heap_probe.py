@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
+import random
 import re
 import sys
 import tempfile
@@ -20,8 +21,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import anon_kib
+from scale import anon_kib, queries
 
+from sidecar.api.relation_methods import taxonomy_of
 from sidecar.daemon.heap import HeapWatch, release_free_memory, resident_bytes, tune_allocators
 from sidecar.embed import load_embedder
 from sidecar.services.context import Services
@@ -83,16 +85,32 @@ def main() -> None:
     ap.add_argument("vault", type=Path)
     ap.add_argument("data", type=Path)
     ap.add_argument("mode", choices=["cold", "restart"])
+    ap.add_argument("--queries", type=int, default=0, help="then this many queries per mode")
     args = ap.parse_args()
     tune_allocators()
+    report("imported")
     embedder = load_embedder("minilm", cache_dir=Path.home() / ".cache" / "sidecar")
     s = Services.open(args.vault, args.data, embedder=embedder)
     try:
+        report(f"opened: {len(s.state.notes):,} notes, vectors {s.vectors.nbytes >> 20} MiB")
         if args.mode == "cold":
             cold(s)
+        with s.state.lock:  # what the daemon builds before it says ready (DaemonApp._warm)
+            s.state.titles()
+            s.state.facts(taxonomy_of(s))
+        report("titles and typed facts built")
         for text in ("graph", "index", "budget"):
             s.search.search(Query(text))
         report(f"{args.mode}, then 3 hybrid queries")
+        if args.queries:
+            rng = random.Random(3)
+            for mode in ("lexical", "semantic", "hybrid"):
+                for q in queries(rng, args.queries):
+                    s.search.search(Query(q, mode=mode))
+                report(f"then {args.queries} {mode} queries")
+            s.store.optimize()
+            s.drop_store_caches()
+            report("then a compaction, caches dropped")
     finally:
         s.close()
 

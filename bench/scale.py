@@ -81,6 +81,23 @@ def anon_kib(pid: int) -> int:
     return 0
 
 
+def resident_by_mapping(pid: int, top: int = 8) -> dict[str, float]:
+    """Resident MiB per mapped file (anonymous memory as one entry), largest first: where
+    the resident figure sits, e.g. native libraries' code against the heap."""
+    sizes: dict[str, int] = {}
+    name = "[anon]"
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split()
+        if not head:
+            continue
+        if "-" in head[0] and not head[0].endswith(":"):  # a mapping's header line
+            name = Path(head[5]).name if len(head) > 5 and head[5].startswith("/") else "[anon]"
+        elif head[0] == "Rss:":
+            sizes[name] = sizes.get(name, 0) + int(head[1])
+    ranked = sorted(sizes.items(), key=lambda kv: -kv[1])
+    return {k: round(v / 1024, 1) for k, v in ranked[:top]}
+
+
 def du_mib(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
 
@@ -159,7 +176,8 @@ def restart(vault: Path, env: dict[str, str], texts: list[str]) -> dict[str, Any
         with d.client() as c:
             cache = c.call("index.status").get("store_cache_mib")
         return {"ready_s": round(ready, 1), "rss_mib": round(rss / 1024),
-                "anon_mib": round(anon_kib(d.proc.pid) / 1024), "store_cache_mib": cache}  # fmt: skip
+                "anon_mib": round(anon_kib(d.proc.pid) / 1024), "store_cache_mib": cache,
+                "resident_by_mapping": resident_by_mapping(d.proc.pid)}  # fmt: skip
     finally:
         d.stop(timeout=600)
 
@@ -198,11 +216,7 @@ def steady_state(
     }
     settled = d.log_text().count(SETTLED)
     r["save_to_hybrid"] = save_to_found(d, notes, "hybrid", 20)
-    t0 = time.perf_counter()
-    while d.log_text().count(SETTLED) == settled:
-        assert time.perf_counter() - t0 < 600, "no compaction after the saves"
-        time.sleep(1)
-    r["settle_after_saves_s"] = round(time.perf_counter() - t0, 1)
+    r["settle_after_saves_s"] = wait_settled(d, settled)
     time.sleep(5)
     cpu0, _ = proc_stat(d.proc.pid)
     time.sleep(idle)
@@ -210,12 +224,23 @@ def steady_state(
     r["idle_cpu_pct"] = round(100 * (cpu1 - cpu0) / idle, 2)
     r["rss_mib"] = round(rss / 1024)
     r["anon_mib"] = round(anon_kib(d.proc.pid) / 1024)
+    r["resident_by_mapping"] = resident_by_mapping(d.proc.pid)
     with d.client() as c:
         r["store_cache_mib"] = c.call("index.status").get("store_cache_mib")
     return r
 
 
 SETTLED = "store caches:"  # the daemon's log line after a compaction
+
+
+def wait_settled(d: RunningDaemon, seen: int) -> float:
+    """Wait for the compaction after the last writes (the ``seen``-th + 1 SETTLED line);
+    the seconds waited."""
+    t0 = time.perf_counter()
+    while d.log_text().count(SETTLED) == seen:
+        assert time.perf_counter() - t0 < 600, "no compaction after the saves"
+        time.sleep(1)
+    return round(time.perf_counter() - t0, 1)
 
 
 def run_size(

@@ -30,6 +30,31 @@ print("ok", len(pin))
 """
 
 
+FOLLOWS_DOWN = """
+from sidecar.daemon.heap import HeapWatch, resident_bytes, trim_heap
+MIB = 1 << 20
+peak = [b"x" * 100_000 for _ in range(1500)]
+pin = b"y" * 100_000
+watch = HeapWatch(slack=32 * MIB)  # made at a peak, as the daemon is while its index loads
+del peak
+trim_heap()
+assert not watch.check(), "smaller than its floor: nothing to trim"
+burst = [b"x" * 100_000 for _ in range(1500)]
+pin2 = b"y" * 100_000
+del burst
+assert watch.check(), "grown past the slack from the low point: trimmed"
+print("ok", len(pin) + len(pin2))
+"""
+
+
+def test_heap_watch_measures_growth_from_the_lowest_point() -> None:
+    if not sys.platform.startswith("linux"):
+        return  # covered above: no /proc, no trimming
+    run = subprocess.run([sys.executable, "-c", FOLLOWS_DOWN], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("ok")
+
+
 def test_heap_watch_hands_back_what_a_burst_freed() -> None:
     if not sys.platform.startswith("linux"):  # no /proc, no glibc: the watch must stay idle
         assert resident_bytes() == 0 and not HeapWatch(slack=1).check()

@@ -131,8 +131,14 @@ class HeapWatch:
         self.floor = resident_bytes()
 
     def check(self) -> bool:
-        """Trim if grown; True if it trimmed."""
-        if resident_bytes() - self.floor < self.slack:
+        """Trim if grown; True if it trimmed. The floor follows resident memory down, so it
+        measures growth from the lowest point since the last trim: a daemon made at 100k
+        notes while the index loaded, with its floor at that peak (1.87 GiB), never trimmed
+        again when its queries later left 270 MiB behind."""
+        now = resident_bytes()
+        if now < self.floor:
+            self.floor = now
+        if now - self.floor < self.slack:
             return False
         trim_heap()
         self.floor = resident_bytes()

@@ -129,6 +129,7 @@ class Services:
         self.vectors.clear()
         if self.store.model_id == self.embedder.model_id:
             self.vectors.load(load_vectors(self.store))
+        self.embed_stage.rescan()  # its chunks came without hints
         self.meta = read_json(self.data_dir / "meta.json", {})
         self.indexer.failures = dict(self.meta.get("failures", {}))
 
@@ -148,7 +149,7 @@ class Services:
         self.vectors.shrink()
 
     def status(self) -> dict[str, Any]:
-        pending = self.store.count_pending()  # a LanceDB scan: not while holding the state
+        pending = self.embed_stage.pending()  # maybe a LanceDB scan: not holding the state
         with self.state.lock:
             return self._status(pending)
 

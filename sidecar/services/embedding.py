@@ -8,8 +8,10 @@ edit racing the model never gets a stale vector.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,22 +32,43 @@ class Batch:
     vectors: NDArray[np.float32]
 
 
+HINT_PATHS = 500  # notes asked about at once by a hinted search for pending chunks
+
+
 class EmbedStage:
+    """Where pending chunks may be: anywhere (``_scan_all``: at first, after a model change or
+    a big sync) or in the notes re-parsed since (``_hinted``). A save so costs a look at its
+    own note's chunks, not a scan of the whole vector column; with nothing hinted, asking
+    for work costs nothing."""
+
     def __init__(self, store: IndexStore, vectors: VectorIndex, embedder: Embedder) -> None:
         self.store = store
         self.vectors = vectors
         self.embedder = embedder
+        self._lock = threading.Lock()  # refresh runs in the writer, compute beside it
+        self._scan_all = True
+        self._hinted: dict[str, int] = {}  # note -> the count of refreshes when last hinted
+        self._refreshes = 0
 
     def prepare(self) -> bool:
         """Record the model; if it changed, every old vector is cleared. True if cleared."""
         if self.store.set_model(self.embedder.model_id):
             self.vectors.clear()
+            with self._lock:
+                self._scan_all = True
             return True
         return False
 
+    def pending(self) -> int:
+        """Chunks waiting for a vector (0 without a scan when nothing can be waiting)."""
+        with self._lock:
+            if not self._scan_all and not self._hinted:
+                return 0
+        return self.store.count_pending()
+
     @profile_as("embed")
     def compute(self, limit: int) -> Batch | None:
-        rows = pending_chunks(self.store, limit)
+        rows = self._pending_rows(limit)
         if not rows:
             return None
         vectors = self.embedder.embed([r["search_text"] or "" for r in rows])
@@ -70,8 +93,43 @@ class EmbedStage:
             self.vectors.upsert(ids, [cid.rsplit("#", 1)[0] for cid in ids], batch.vectors[keep])
         return written
 
+    def _pending_rows(self, limit: int) -> list[dict[str, Any]]:
+        with self._lock:
+            scan_all = self._scan_all
+        if scan_all:
+            rows = pending_chunks(self.store, limit)
+            if not rows:
+                with self._lock:
+                    self._scan_all = False  # hints that came meanwhile are still looked at
+            return rows
+        while True:
+            with self._lock:
+                looked = dict(sorted(self._hinted.items())[:HINT_PATHS])
+            if not looked:
+                return []
+            rows = pending_chunks(self.store, limit, list(looked))
+            if rows:
+                return rows  # asked again next time: a note's hint goes once a look finds none
+            with self._lock:
+                for path, seen in looked.items():
+                    # hinted again since the snapshot (re-parsed, maybe after this look): kept
+                    if self._hinted.get(path) == seen:
+                        del self._hinted[path]
+
+    def rescan(self) -> None:
+        """Look at every chunk again next time (a safety net: hints cover every write)."""
+        with self._lock:
+            self._scan_all = True
+
     def refresh(self, paths: list[str]) -> None:
-        """Make the in-RAM matrix match the store for these notes."""
+        """Make the in-RAM matrix match the store for these notes, and note that their chunks
+        may want vectors."""
+        with self._lock:
+            self._refreshes += 1
+            if len(paths) > 2000:
+                self._scan_all = True
+            else:
+                self._hinted.update(dict.fromkeys(paths, self._refreshes))
         if len(paths) > 2000:  # a cold index or a big sync: one read beats a huge IN list
             self.vectors.clear()
             self.vectors.load(load_vectors(self.store))
@@ -82,7 +140,7 @@ class EmbedStage:
     def run(self, batch_size: int = 256, progress: Progress | None = None) -> int:
         """Embed everything pending, in one go (the CLI's path; the daemon interleaves)."""
         self.prepare()
-        total = self.store.count_pending()
+        total = self.pending()
         done = 0
         while True:
             batch = self.compute(batch_size)

@@ -89,11 +89,21 @@ def _fts_query(query: str) -> str:
     return query.strip()
 
 
-def pending_chunks(store: IndexStore, limit: int) -> list[dict[str, Any]]:
-    """Chunks without a vector: what the embedding stage still has to do."""
+def pending_chunks(
+    store: IndexStore, limit: int, paths: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """Chunks without a vector: what the embedding stage still has to do (in all notes, or in
+    some). Across all notes this scans the vector column: at 100k notes 150 ms and ~300 MiB
+    of buffers (``bench/probe_commit.py``); a few notes' chunks are found through the path
+    B-tree first."""
+    where = "vector IS NULL"
+    if paths is not None:
+        if not paths:
+            return []
+        where = f"path IN ({', '.join(sql_str(p) for p in paths)}) AND {where}"
     rows: list[dict[str, Any]] = (
         store.chunks.search()
-        .where("vector IS NULL")
+        .where(where)
         .select(["chunk_id", "content_hash", "search_text"])
         .limit(limit)
         .to_list()
@@ -101,10 +111,21 @@ def pending_chunks(store: IndexStore, limit: int) -> list[dict[str, Any]]:
     return rows
 
 
+UPDATE_ROWS = 8  # batches up to this size are written row by row (see write_vectors)
+
+
 def write_vectors(store: IndexStore, rows: Sequence[tuple[str, str, np.ndarray]]) -> int:
-    """Set vectors where the chunk still holds the text they were computed from."""
+    """Set vectors where the chunk still holds the text they were computed from.
+
+    A save's few chunks go in one ``update`` each, found through the chunk_id B-tree; a batch
+    from a backlog goes in one ``merge_insert``, which joins against every row of the table
+    (it cannot use the B-tree, see below). On the 100k-note store (223k chunks) a one-row
+    merge took 400-540 ms and a one-row update 7 ms (``bench/probe_commit.py``): the merge
+    held the writer, and the next save's re-index waited behind it."""
     if not rows:
         return 0
+    if len(rows) <= UPDATE_ROWS:
+        return sum(_update_vector(store, *row) for row in rows)
     table = pa.table(
         {
             "chunk_id": [r[0] for r in rows],
@@ -119,6 +140,12 @@ def write_vectors(store: IndexStore, rows: Sequence[tuple[str, str, np.ndarray]]
         .execute(table)
     )
     return int(result.num_updated_rows)
+
+
+def _update_vector(store: IndexStore, chunk_id: str, content_hash: str, vector: np.ndarray) -> int:
+    where = f"chunk_id = {sql_str(chunk_id)} AND content_hash = {sql_str(content_hash)}"
+    result = store.chunks.update(where=where, values={"vector": vector.tolist()})
+    return int(result.rows_updated)
 
 
 def load_vectors(store: IndexStore, paths: Sequence[str] | None = None) -> pa.Table:

@@ -32,6 +32,11 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self._rows)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes the matrix holds, spare rows included."""
+        return int(self._matrix.nbytes)
+
     def clear(self) -> None:
         with self._lock:
             self._reset()
