@@ -5,7 +5,8 @@
 On a store kept by ``scale.py --keep`` (no daemon running on it), times: finding pending
 chunks, counting them, reading chunk hashes by id, and writing one vector both ways
 ``write_vectors`` can (one ``merge_insert``, one ``update``). Each write puts back the vector
-the row already holds, so the store's content is unchanged (it gains versions).
+the row already holds (the store's content is unchanged; it gains versions); a row without
+one gets a random vector, so probe only a store you can throw away or re-embed.
 """
 
 from __future__ import annotations
@@ -48,15 +49,16 @@ def main() -> None:
     print(f"{store.chunks.count_rows():,} chunks, table version {store.chunks.version}")
     rows = (
         store.chunks.search()
-        .where("vector IS NOT NULL")
         .select(["chunk_id", "content_hash", "vector"])
         .limit(2 * args.runs + UPDATE_ROWS + 1)
         .to_list()
     )
+    rng = np.random.default_rng(0)
 
     def row(i: int) -> tuple[str, str, Any]:
         r = rows[i]
-        return r["chunk_id"], r["content_hash"], np.asarray(r["vector"], np.float32)
+        vector = r["vector"] if r["vector"] is not None else rng.standard_normal(store.dim)
+        return r["chunk_id"], r["content_hash"], np.asarray(vector, np.float32)
 
     timed("pending_chunks(64)", lambda i: pending_chunks(store, 64), args.runs)
     timed("count_pending", lambda i: store.count_pending(), args.runs)
