@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import anon_kib, queries
 
-from sidecar.api.relation_methods import taxonomy_of
+from sidecar.daemon.app import warm
 from sidecar.daemon.heap import HeapWatch, release_free_memory, resident_bytes, tune_allocators
 from sidecar.embed import load_embedder
 from sidecar.services.context import Services
@@ -95,9 +95,7 @@ def main() -> None:
         report(f"opened: {len(s.state.notes):,} notes, vectors {s.vectors.nbytes >> 20} MiB")
         if args.mode == "cold":
             cold(s)
-        with s.state.lock:  # what the daemon builds before it says ready (DaemonApp._warm)
-            s.state.titles()
-            s.state.facts(taxonomy_of(s))
+        warm(s)  # what the daemon builds before it says ready
         report("titles and typed facts built")
         for text in ("graph", "index", "budget"):
             s.search.search(Query(text))

@@ -21,13 +21,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from sidecar.store.chunk_search import (
-    UPDATE_ROWS,
-    _update_vector,
-    chunk_hashes,
-    pending_chunks,
-    write_vectors,
-)
+from sidecar.store.chunk_search import UPDATE_ROWS, chunk_hashes, pending_chunks, write_vectors
 from sidecar.store.lance import IndexStore
 
 
@@ -63,11 +57,11 @@ def main() -> None:
     timed("pending_chunks(64)", lambda i: pending_chunks(store, 64), args.runs)
     timed("count_pending", lambda i: store.count_pending(), args.runs)
     timed("chunk_hashes, one id", lambda i: chunk_hashes(store, [rows[i]["chunk_id"]]), args.runs)
-    # write_vectors takes a merge from UPDATE_ROWS + 1 rows up: time a lone row both ways
+    # write_vectors merges from UPDATE_ROWS + 1 rows up and updates row by row below that
     merge_batch = [row(2 * args.runs + k) for k in range(UPDATE_ROWS + 1)]
     timed(f"merge_insert, {UPDATE_ROWS + 1} rows", lambda i: write_vectors(store, merge_batch),
           args.runs)  # fmt: skip
-    timed("update, one row", lambda i: _update_vector(store, *row(args.runs + i)), args.runs)
+    timed("update, one row", lambda i: write_vectors(store, [row(args.runs + i)]), args.runs)
 
 
 if __name__ == "__main__":

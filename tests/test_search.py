@@ -202,6 +202,31 @@ def test_a_save_looks_for_pending_chunks_in_its_own_note_only(
     assert stage.compute(64) is None and looks[-1] is None
 
 
+def test_pending_is_counted_in_the_hinted_notes_only(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Editors ask ``index.status`` after every change; counting over all notes scanned the
+    vector column each time."""
+    stage = services.embed_stage
+    assert stage.compute(64) is None  # the fixture's hints looked at and dropped
+    counted: list[list[str] | None] = []
+    real = services.store.count_pending
+
+    def recorded(paths=None):  # type: ignore[no-untyped-def]
+        counted.append(None if paths is None else sorted(paths))
+        return real(paths)
+
+    monkeypatch.setattr(services.store, "count_pending", recorded)
+    assert stage.pending() == 0 and counted == [[]]
+    note = services.vault.root / "cats.md"
+    note.write_text("# Cats\n\nThe cat now sleeps on the sofa.\n")
+    os.utime(note, ns=(note.stat().st_atime_ns, note.stat().st_mtime_ns + 10**9))
+    services.reindex(paths=["cats.md"])
+    assert services.status()["pending"] == 1 and counted[-1] == ["cats.md"]
+    stage.rescan()
+    assert stage.pending() == 1 and counted[-1] is None
+
+
 def test_a_note_re_parsed_while_its_hint_is_looked_at_keeps_its_hint(
     services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:

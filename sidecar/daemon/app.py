@@ -47,6 +47,15 @@ _log = logging.getLogger("sidecar.daemon")
 EMBED_POLL_SECONDS = 600
 
 
+def warm(services: Services) -> None:
+    """Build what queries derive from the whole index, so no user's first query waits for it:
+    the typed facts (2 s at 100k notes) and the title matcher (0.3 s). Both are then kept up
+    to date per change."""
+    with services.state.lock:
+        services.state.titles()
+        services.state.facts(taxonomy_of(services))
+
+
 def socket_path_for(settings: Settings) -> Path:
     configured = str(settings["daemon.socket_path"])
     if configured:
@@ -239,7 +248,7 @@ class Daemon:
         ):
             await self._bulk_index()
         await self._reindex(None)  # what the child left, or all of it if it failed
-        await asyncio.to_thread(self._warm)
+        await asyncio.to_thread(warm, self.services)
         assert self.services.runtime is not None
         self.services.runtime["ready"] = True
         freeze_long_lived()  # the index as loaded lives as long as the daemon (one collection)
@@ -283,15 +292,6 @@ class Daemon:
         _log.info("bulk index in a child process: %d notes in %.1f s",
                   report["changed"], time.monotonic() - t0)  # fmt: skip
         return report
-
-    def _warm(self) -> None:
-        """Build what queries derive from the whole index, so no user's first query waits for
-        it: the typed facts (2 s at 100k notes) and the title matcher (0.3 s). Both are then
-        kept up to date per change."""
-        state = self.services.state
-        with state.lock:
-            state.titles()
-            state.facts(taxonomy_of(self.services))
 
     async def _health(self) -> None:
         present = self.services.vault.root.is_dir()

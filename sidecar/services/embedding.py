@@ -60,11 +60,14 @@ class EmbedStage:
         return False
 
     def pending(self) -> int:
-        """Chunks waiting for a vector (0 without a scan when nothing can be waiting)."""
+        """Chunks waiting for a vector: counted in the hinted notes only, unless they may be
+        anywhere. (Editors ask ``index.status`` after every change: a count over all notes
+        scanned the vector column each time: 157-217 ms at 100k notes, 4 ms in one note.)"""
         with self._lock:
-            if not self._scan_all and not self._hinted:
-                return 0
-        return self.store.count_pending()
+            scan_all, hinted = self._scan_all, list(self._hinted)
+        if scan_all or len(hinted) > HINT_PATHS:
+            return self.store.count_pending()
+        return self.store.count_pending(hinted)
 
     @profile_as("embed")
     def compute(self, limit: int) -> Batch | None:
@@ -124,13 +127,14 @@ class EmbedStage:
     def refresh(self, paths: list[str]) -> None:
         """Make the in-RAM matrix match the store for these notes, and note that their chunks
         may want vectors."""
+        big = len(paths) > 2000  # a cold index or a big sync: one read beats a huge IN list
         with self._lock:
             self._refreshes += 1
-            if len(paths) > 2000:
+            if big:
                 self._scan_all = True
             else:
                 self._hinted.update(dict.fromkeys(paths, self._refreshes))
-        if len(paths) > 2000:  # a cold index or a big sync: one read beats a huge IN list
+        if big:
             self.vectors.clear()
             self.vectors.load(load_vectors(self.store))
             return

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, BTree
 
-from sidecar.store.lance import IndexStore, sql_str
+from sidecar.store.lance import IndexStore, pending_filter, sql_str
 
 FTS_COLUMN = "search_text"
 
@@ -96,14 +96,11 @@ def pending_chunks(
     some). Across all notes this scans the vector column: at 100k notes 150 ms and ~300 MiB
     of buffers (``bench/probe_commit.py``); a few notes' chunks are found through the path
     B-tree first."""
-    where = "vector IS NULL"
-    if paths is not None:
-        if not paths:
-            return []
-        where = f"path IN ({', '.join(sql_str(p) for p in paths)}) AND {where}"
+    if paths is not None and not paths:
+        return []
     rows: list[dict[str, Any]] = (
         store.chunks.search()
-        .where(where)
+        .where(pending_filter(paths))
         .select(["chunk_id", "content_hash", "search_text"])
         .limit(limit)
         .to_list()
@@ -120,7 +117,7 @@ def write_vectors(store: IndexStore, rows: Sequence[tuple[str, str, np.ndarray]]
     A save's few chunks go in one ``update`` each, found through the chunk_id B-tree; a batch
     from a backlog goes in one ``merge_insert``, which joins against every row of the table
     (it cannot use the B-tree, see below). On the 100k-note store (223k chunks) a one-row
-    merge took 400-540 ms and a one-row update 7 ms (``bench/probe_commit.py``): the merge
+    merge took 395-536 ms and a one-row update 7 ms (``bench/probe_commit.py``): the merge
     held the writer, and the next save's re-index waited behind it."""
     if not rows:
         return 0

@@ -97,6 +97,12 @@ def _in_list(column: str, values: Sequence[str]) -> str:
     return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
 
 
+def pending_filter(paths: Sequence[str] | None = None) -> str:
+    """Chunks without a vector, in every note or in these (found through the path B-tree
+    first: across all notes the filter scans the whole vector column)."""
+    return "vector IS NULL" if paths is None else _in_list("path", paths) + " AND vector IS NULL"
+
+
 class IndexStore:
     """Narrow, synchronous access to the three tables. Not thread-safe: one writer owns it."""
 
@@ -224,9 +230,11 @@ class IndexStore:
         self.chunks.update_field_metadata({"path": "vector", "metadata": {"model": model_id}})
         return True
 
-    def count_pending(self) -> int:
-        """Chunks still waiting for a vector."""
-        return int(self.chunks.count_rows("vector IS NULL"))
+    def count_pending(self, paths: Sequence[str] | None = None) -> int:
+        """Chunks still waiting for a vector (in every note, or in these)."""
+        if paths is not None and not paths:
+            return 0
+        return int(self.chunks.count_rows(pending_filter(paths)))
 
     # -- writes -----------------------------------------------------------------------------
 
