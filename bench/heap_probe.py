@@ -50,10 +50,32 @@ def glibc_heaps() -> str:
     return f"glibc heaps {system.get('current')} MiB, free in them {free.get('rest')}, mmapped {free.get('mmap')}"
 
 
+def pymalloc() -> str:
+    """CPython's small-object allocator (``sys._debugmallocstats``): the 1 MiB arenas it holds
+    from the OS, and how much of them live objects use. An arena goes back only when empty."""
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode()
+    arenas = re.search(r"# arenas allocated current\s*=\s*([\d,]+)", text)
+    used = re.search(r"# bytes in allocated blocks\s*=\s*([\d,]+)", text)
+    if not arenas or not used:
+        return "pymalloc ?"
+    in_use = int(used[1].replace(",", "")) >> 20
+    return f"pymalloc arenas {arenas[1]} MiB, objects in them {in_use} MiB"
+
+
 def report(tag: str) -> None:
     release_free_memory()
     print(
-        f"{tag}: rss {resident_bytes() >> 20} MiB, anon {anon_kib(os.getpid()) >> 10} MiB; {glibc_heaps()}",
+        f"{tag}: rss {resident_bytes() >> 20} MiB, anon {anon_kib(os.getpid()) >> 10} MiB; "
+        f"{glibc_heaps()}; {pymalloc()}",
         flush=True,
     )
 

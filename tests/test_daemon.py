@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -254,6 +255,12 @@ def test_a_cold_start_indexes_in_a_child_process_then_serves_as_after_a_restart(
             c.call("index.reindex", {"embed": True})  # the daemon's loop embeds the backlog
             status = c.call("index.status")
             assert status["pending"] == 0 and status["vectors"] == status["chunks"] > 0
+        # the backlog's vector writes went through a second child, gone once nothing was pending
+        started = re.search(r"backlog child started \(pid (\d+)\)", d.log_text())
+        assert started and "backlog child stopped (exit 0)" in d.log_text()
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(started[1]), 0)
+        with d.client(timeout=None) as c:
             exported = c.call("graph.export")
         with pytest.raises(StoreLocked):  # the child's exit did not release the daemon's lock
             Services.open(d.vault, Path(d.env["SIDECAR_DATA_DIR"]))

@@ -14,22 +14,18 @@ daemon's embedding loop does that.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from sidecar.cli.client import open_services
 from sidecar.config import load_settings
+from sidecar.daemon.children import die_with
 from sidecar.daemon.heap import tune_allocators
 from sidecar.errors import SidecarError
-
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def _say(result: dict[str, Any]) -> None:
@@ -37,19 +33,9 @@ def _say(result: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def _die_with(parent: int) -> None:
-    """SIGTERM this process when the daemon dies, however it dies (Linux): an orphan would go
-    on holding the lent writer lock, and a restarted daemon would find the store locked."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:  # it died before the line above
-        sys.exit(1)
-
-
 def main(argv: list[str]) -> int:
     """``argv``: the vault, then the daemon's pid."""
-    _die_with(int(argv[1]))
+    die_with(int(argv[1]))
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s sidecar.bulk: %(message)s")  # fmt: skip
     try:

@@ -28,6 +28,7 @@ from sidecar.api import Registry
 from sidecar.api.relation_methods import taxonomy_of
 from sidecar.config import Settings
 from sidecar.daemon import lint_job
+from sidecar.daemon.backlog import BacklogChild
 from sidecar.daemon.debounce import Debouncer
 from sidecar.daemon.heap import HeapWatch, freeze_long_lived, release_free_memory
 from sidecar.daemon.memory_jobs import MemoryJobs
@@ -87,6 +88,8 @@ class Daemon:
         self.heap = HeapWatch()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._child: subprocess.Popen[str] | None = None  # the bulk-index child, while it runs
+        self.backlog = BacklogChild(services.data_dir, services.store.dim)
+        services.embed_stage.bulk = self.backlog  # a backlog's big reads and writes go there
         self.started = time.time()
         services.runtime = {"pid": os.getpid(), "socket": str(self.socket_path), "watching": False,
                             "ready": False}  # fmt: skip
@@ -145,6 +148,8 @@ class Daemon:
                     await self._optimize()
                     await self._drop_caches(self.services.settle)
                     since_compact = 0
+                if self.backlog.running:
+                    await asyncio.to_thread(self.backlog.close)  # its memory goes with it
                 if not self._idle_embedding.is_set():
                     release_free_memory()  # the end of a burst of embedding
                 self._idle_embedding.set()
@@ -178,8 +183,19 @@ class Daemon:
     async def _optimize(self) -> None:
         """Compact the tables (and fold new rows into the FTS index), in the writer's turn."""
         t0 = time.monotonic()
-        await self.writer.submit(self.services.store.optimize, counts_as_write=False)
+        await self.writer.submit(self._optimize_now, counts_as_write=False)
         _log.info("tables compacted in %.1f s", time.monotonic() - t0)
+
+    def _optimize_now(self) -> None:  # in the writer's turn
+        store = self.services.store
+        if self.backlog.running:  # through a backlog: there, like its writes
+            try:
+                self.backlog.optimize()
+                store.see_latest()
+                return
+            except RuntimeError as exc:
+                _log.warning("%s; compacting in this process", exc)
+        store.optimize()
 
     async def _drop_caches(self, step: Callable[[], None]) -> None:
         """After a compaction: ``step`` drops the caches it made stale, in the writer's turn."""
@@ -391,6 +407,7 @@ class Daemon:
             self._embed_wake.set()
             await flusher
             await embedder
+            await asyncio.to_thread(self.backlog.close)
             await self.writer.drain_and_stop()
             await self.server.stop()
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

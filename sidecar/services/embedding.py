@@ -8,21 +8,43 @@ edit racing the model never gets a stale vector.
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from sidecar.embed.base import Embedder
 from sidecar.profiling import profile_as
-from sidecar.store.chunk_search import chunk_hashes, load_vectors, pending_chunks, write_vectors
+from sidecar.store.chunk_search import (
+    UPDATE_ROWS,
+    chunk_hashes,
+    load_vectors,
+    pending_chunks,
+    write_vectors,
+)
 from sidecar.store.lance import IndexStore
 from sidecar.store.vectors import VectorIndex
 
 Progress = Callable[[int, int], None]
+_log = logging.getLogger("sidecar.embed")
+
+
+class BulkWriter(Protocol):
+    """Does a backlog's big reads and writes of the chunks table elsewhere (the daemon's
+    child process, ``sidecar/daemon/backlog.py``); raises ``RuntimeError`` when it cannot."""
+
+    @property
+    def running(self) -> bool: ...
+
+    def pending(self, limit: int) -> list[dict[str, Any]]: ...
+
+    def write(
+        self, rows: Sequence[tuple[str, str, NDArray[np.float32]]]
+    ) -> tuple[int, dict[str, str]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +55,9 @@ class Batch:
 
 
 HINT_PATHS = 500  # notes asked about at once by a hinted search for pending chunks
+# Batches a LanceDB merge would write go to the ``bulk`` writer, if any: one merge in this
+# process pages in ~12 MiB of LanceDB's code for good (probe on the 10k-note store).
+BULK_ROWS = UPDATE_ROWS + 1
 
 
 class EmbedStage:
@@ -49,6 +74,7 @@ class EmbedStage:
         self._scan_all = True
         self._hinted: dict[str, int] = {}  # note -> the count of refreshes when last hinted
         self._refreshes = 0
+        self.bulk: BulkWriter | None = None  # set by the daemon
 
     def prepare(self) -> bool:
         """Record the model; if it changed, every old vector is cleared. True if cleared."""
@@ -79,13 +105,16 @@ class EmbedStage:
 
     @profile_as("embed-commit")
     def commit(self, batch: Batch) -> int:
-        written = write_vectors(
-            self.store, list(zip(batch.chunk_ids, batch.hashes, batch.vectors, strict=True))
-        )
-        # The RAM matrix takes the vectors that landed: those whose chunk still holds the text
-        # they came from. Asked by chunk id (B-tree), not by reloading the notes' vectors: that
-        # read grew with the store and halved the stage's rate at 100k notes (bench/scale.py).
-        now = chunk_hashes(self.store, batch.chunk_ids)
+        rows = list(zip(batch.chunk_ids, batch.hashes, batch.vectors, strict=True))
+        elsewhere = self._write_elsewhere(rows) if len(rows) >= BULK_ROWS else None
+        if elsewhere is not None:
+            written, now = elsewhere
+        else:
+            written = write_vectors(self.store, rows)
+            # The RAM matrix takes the vectors that landed: those whose chunk still holds the
+            # text they came from. Asked by chunk id (B-tree), not by reloading the notes'
+            # vectors: that read grew with the store and halved the stage's rate at 100k notes.
+            now = chunk_hashes(self.store, batch.chunk_ids)
         keep = [
             i
             for i, (cid, h) in enumerate(zip(batch.chunk_ids, batch.hashes, strict=True))
@@ -96,11 +125,27 @@ class EmbedStage:
             self.vectors.upsert(ids, [cid.rsplit("#", 1)[0] for cid in ids], batch.vectors[keep])
         return written
 
+    def _write_elsewhere(
+        self, rows: list[tuple[str, str, NDArray[np.float32]]]
+    ) -> tuple[int, dict[str, str]] | None:
+        """Through the bulk writer: how many landed and the chunks' current hashes; None if
+        there is none (or it failed: then none from now on, and the caller writes)."""
+        if self.bulk is None:
+            return None
+        try:
+            result = self.bulk.write(rows)
+        except RuntimeError as exc:
+            _log.warning("%s; writing vectors in this process from now on", exc)
+            self.bulk = None
+            return None
+        self.store.see_latest()  # what the other process wrote
+        return result
+
     def _pending_rows(self, limit: int) -> list[dict[str, Any]]:
         with self._lock:
             scan_all = self._scan_all
         if scan_all:
-            rows = pending_chunks(self.store, limit)
+            rows = self._pending_anywhere(limit)
             if not rows:
                 with self._lock:
                     self._scan_all = False  # hints that came meanwhile are still looked at
@@ -118,6 +163,17 @@ class EmbedStage:
                     # hinted again since the snapshot (re-parsed, maybe after this look): kept
                     if self._hinted.get(path) == seen:
                         del self._hinted[path]
+
+    def _pending_anywhere(self, limit: int) -> list[dict[str, Any]]:
+        """Through a backlog the scan is the bulk writer's too (it runs once a batch is big)."""
+        bulk = self.bulk
+        if bulk is not None and bulk.running:
+            try:
+                return bulk.pending(limit)
+            except RuntimeError as exc:
+                _log.warning("%s; looking for pending chunks in this process", exc)
+                self.bulk = None
+        return pending_chunks(self.store, limit)
 
     def rescan(self) -> None:
         """Look at every chunk again next time (a safety net: hints cover every write)."""

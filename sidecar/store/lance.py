@@ -291,9 +291,13 @@ class IndexStore:
 
     def refresh(self) -> None:
         """See what another process (the daemon's bulk-index child) committed meanwhile."""
+        self.see_latest()
+        self.fts_ready = False  # look again: the child may have built it
+
+    def see_latest(self) -> None:
+        """Read the tables' newest versions (another process wrote: the backlog child)."""
         for table in (self.notes, self.chunks, self.edges):
             table.checkout_latest()
-        self.fts_ready = False  # look again: the child may have built it
 
     def optimize(self, keep: dt.timedelta = dt.timedelta(minutes=10)) -> None:
         for table in (self.notes, self.chunks, self.edges):
