@@ -147,16 +147,47 @@ def test_traverse_core_on_plain_edges() -> None:
     def edge(src: str, rel: str, dst: str) -> Edge:
         return Edge(src, dst, dst, rel, dst, True, False, 0, "", "", "valid")
 
+    from sidecar.core.graph import Graph
+
     tax = Taxonomy.default()
     edges = [edge("a", "contradicts", "b"), edge("c", "contradicts", "b"), edge("a", "owner", "p")]
-    facts = Facts(edges, tax)
-    assert [h.path for h in traverse(facts, "b", "contradicts", depth=2)] == ["a", "c"]
-    assert [h.path for h in traverse(facts, "a", "owner")] == ["p"]  # untyped: as written
-    assert [h.path for h in traverse(facts, "p", "owner", inverse=True)] == ["a"]
-    from sidecar.core.graph import Graph
+    facts, graph = Facts(edges, tax), Graph("abcp", edges)
+    assert [h.path for h in traverse(facts, graph, "b", "contradicts", depth=2)] == ["a", "c"]
+    assert [h.path for h in traverse(facts, graph, "a", "owner")] == ["p"]  # untyped: as written
+    assert [h.path for h in traverse(facts, graph, "p", "owner", inverse=True)] == ["a"]
 
     g = Graph(["a", "b"], [edge("b", "superseded_by", "a")])
     assert local_superseders(g, tax)("b") == ["a"] == superseders_in(Facts(g.edges(), tax))("b")
+
+
+def test_a_walk_along_plain_links_reads_the_graph_not_the_facts() -> None:
+    """Body links are no typed facts (most edges of a vault; kept out to save memory), yet a
+    walk along ``link`` still finds each note once, with every edge stating each step, forward
+    and backward; broken and self links lead nowhere; typed edges are not followed."""
+    from sidecar.core.graph import Graph
+    from sidecar.core.model import Edge
+
+    def edge(src: str, dst: str | None, line: int, rel: str = "link", state: str = "valid") -> Edge:
+        return Edge(src, dst, dst or "gone", rel, "", True, False, line, "", "", state)  # type: ignore[arg-type]
+
+    edges = [
+        edge("a", "b", 1), edge("a", "b", 4), edge("a", "c", 2), edge("b", "d", 1),
+        edge("c", "d", 3), edge("a", "a", 5, state="self"), edge("a", None, 6, state="broken"),
+        edge("d", "e", 1, rel="depends_on"),
+    ]  # fmt: skip
+    tax = Taxonomy.default()
+    facts, graph = Facts(edges, tax), Graph("abcde", edges)
+    assert all(rel != "link" for _, rel, _ in facts.edges)
+    hops = traverse(facts, graph, "a", "link", depth=3)
+    assert [(h.path, h.depth, h.source) for h in hops] == [
+        ("b", 1, "a"),
+        ("c", 1, "a"),
+        ("d", 2, "b"),
+    ]
+    assert [e.line for e in hops[0].stated] == [1, 4]  # both lines that link a to b
+    back = traverse(facts, graph, "d", "link", inverse=True, depth=2)
+    assert [(h.path, h.depth) for h in back] == [("b", 1), ("c", 1), ("a", 2)]
+    assert [h.path for h in traverse(facts, graph, "d", "depends_on")] == ["e"]
 
 
 def test_bad_params_are_usage_errors(call: Callable[..., Call]) -> None:
@@ -178,7 +209,7 @@ def test_facts_kept_up_to_date_equal_facts_built_afresh(
         s.reindex()
         taxonomy = Taxonomy.default()
         kept = s.state.facts(taxonomy)  # built now, patched from here on
-        assert traverse(kept, "Api.md", "depends_on", inverse=True)
+        assert traverse(kept, s.state.graph, "Api.md", "depends_on", inverse=True)
         (vault / "Cache.md").write_text("---\ndepends_on: ['[[Api]]', '[[App]]']\n---\n# Cache\n")
         (vault / "A2.md").unlink()  # A3 supersedes a note that is gone: its edge breaks
         (vault / "Db.md").write_text("# Db\n\nNo relations any more.\n")
@@ -191,7 +222,7 @@ def test_facts_kept_up_to_date_equal_facts_built_afresh(
         assert {f: sorted(map(repr, es)) for f, es in kept.edges.items()} == {
             f: sorted(map(repr, es)) for f, es in fresh.edges.items()
         }
-        assert [h.path for h in traverse(kept, "Cache.md", "depends_on")] == [
+        assert [h.path for h in traverse(kept, s.state.graph, "Cache.md", "depends_on")] == [
             "Api.md", "App.md", "New.md",
         ]  # fmt: skip
     finally:

@@ -17,7 +17,7 @@ from sidecar.core.facts import Facts
 from sidecar.core.graph import Graph
 from sidecar.core.links import normalise_relation
 from sidecar.core.model import Edge
-from sidecar.core.relations import SUPERSEDES, Taxonomy
+from sidecar.core.relations import LINK, SUPERSEDES, Taxonomy
 
 MAX_DEPTH = 5
 
@@ -56,12 +56,41 @@ def orientation(taxonomy: Taxonomy, relation: str, inverse: bool) -> tuple[str, 
     return canonical, forward, name
 
 
+Neighbours = Callable[[str], list[tuple[str, tuple[Edge, ...]]]]
+"""A note -> the notes one step away, sorted, each with the edges stating that step."""
+
+
+def neighbours(facts: Facts, graph: Graph, canonical: str, forward: bool) -> Neighbours:
+    """Steps along one canonical relation: from the facts, or for plain body links (which the
+    facts leave out) from the graph's own edge lists. Read the graph under the state lock."""
+    if canonical != LINK:
+        steps = facts.steps(canonical, forward)
+        return lambda node: [(nxt, tuple(facts.edges[f])) for nxt, f in steps.get(node, ())]
+
+    def along_links(node: str) -> list[tuple[str, tuple[Edge, ...]]]:
+        by_next: dict[str, list[Edge]] = {}
+        for e in (graph.out if forward else graph.inc).get(node, ()):
+            target = e.target
+            if e.relation != LINK or e.state != "valid" or target is None or target == e.source:
+                continue
+            by_next.setdefault(target if forward else e.source, []).append(e)
+        return [(nxt, tuple(by_next[nxt])) for nxt in sorted(by_next)]
+
+    return along_links
+
+
 def traverse(
-    facts: Facts, root: str, relation: str, *, inverse: bool = False, depth: int = 1
+    facts: Facts,
+    graph: Graph,
+    root: str,
+    relation: str,
+    *,
+    inverse: bool = False,
+    depth: int = 1,
 ) -> list[Hop]:
     """Breadth-first along one relation, each note once at its least depth (cycle-safe)."""
     canonical, forward, name = orientation(facts.taxonomy, relation, inverse)
-    steps = facts.steps(canonical, forward)
+    step = neighbours(facts, graph, canonical, forward)
     seen = {root}
     out: list[Hop] = []
     frontier = deque([(root, 0)])
@@ -69,10 +98,10 @@ def traverse(
         node, d = frontier.popleft()
         if d >= min(depth, MAX_DEPTH):
             continue
-        for nxt, fact in steps.get(node, ()):
+        for nxt, stated in step(node):
             if nxt not in seen:
                 seen.add(nxt)
-                out.append(Hop(nxt, d + 1, node, name, tuple(facts.edges[fact])))
+                out.append(Hop(nxt, d + 1, node, name, stated))
                 frontier.append((nxt, d + 1))
     return out
 

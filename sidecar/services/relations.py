@@ -27,9 +27,11 @@ def facts_of(state: IndexState, taxonomy: Taxonomy) -> Facts:
 def traverse_from(
     state: IndexState, taxonomy: Taxonomy, root: str, relation: str, inverse: bool, depth: int
 ) -> dict[str, Any]:
-    with state.lock:
+    with state.lock:  # a walk along plain links reads the graph, which the writer changes
         facts = facts_of(state, taxonomy)
-    hops = traverse(facts, root, relation, inverse=inverse, depth=min(depth, MAX_DEPTH))
+        hops = traverse(
+            facts, state.graph, root, relation, inverse=inverse, depth=min(depth, MAX_DEPTH)
+        )
     canonical, forward, name = orientation(taxonomy, relation, inverse)
     return {
         "root": root,
