@@ -17,7 +17,7 @@ _IS_RANGE = re.compile(r":#|,\d+(?::|$)")
 
 
 def heading_key(text: str) -> str:
-    """The key of a heading (or of its ``Heading.slug``): lowercase letters and digits only."""
+    """The key of a heading's text (or of its slug): lowercase letters and digits only."""
     return re.sub(r"[\W_]+", "", slugify(text))
 
 

@@ -117,7 +117,7 @@ class Context:
     def _own_anchors(self, path: str) -> set[str]:
         note = self.notes.get(path)
         blocks = {"^" + b.lower() for b in note.block_ids} if note else set()
-        return blocks | ({heading_key(h.slug) for h in note.headings} if note else set())
+        return blocks | ({heading_key(h.text) for h in note.headings} if note else set())
 
 
 def _is_report(frontmatter: Mapping[str, object]) -> bool:

@@ -82,7 +82,7 @@ def scan(lines: list[str], first: int) -> Scanned:
         while crumbs and crumbs[-1][0] >= level:
             crumbs.pop()
         crumbs.append((level, text))
-        headings.append(Heading(level, text, lineno, slugify(text)))
+        headings.append(Heading(level, text, lineno))
         if "[" in text:  # a link in a heading is a link too, but not chunk text
             heading_links.append(Block(lineno, lineno, text, tuple(t for _, t in crumbs)))
 

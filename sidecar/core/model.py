@@ -14,10 +14,12 @@ LinkState = Literal["valid", "broken", "ambiguous", "attachment", "self"]
 
 @dataclass(frozen=True, slots=True)
 class Heading:
+    """A heading's anchor is ``anchors.heading_key(text)``, computed where an anchor is checked:
+    kept on every heading it cost ~70 bytes each (1.8 MB at 10k generated notes)."""
+
     level: int
     text: str
     line: int
-    slug: str
 
 
 @dataclass(frozen=True, slots=True)

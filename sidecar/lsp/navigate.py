@@ -77,7 +77,7 @@ def _heading_target(ls: SidecarServer, path: str, anchor: str,
         row = block_line(lines, key[1:])
         return Target(path, None, row or 0, None)
     for head in headings(lines):
-        if heading_key(head.slug) == key:
+        if heading_key(head.text) == key:
             return Target(path, head.text, head.line - 1, span)
     return Target(path, None, 0, None)
 

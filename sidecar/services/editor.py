@@ -94,7 +94,7 @@ def _anchor_line(note: NoteRecord, key: str) -> int | None:
     """The heading's 1-based line; block ids carry no line in the index (the editor finds them)."""
     if key.startswith("^"):
         return None
-    return next((h.line for h in note.headings if heading_key(h.slug) == key), None)
+    return next((h.line for h in note.headings if heading_key(h.text) == key), None)
 
 
 def references(state: IndexState, path: str, heading: str | None = None) -> dict[str, Any]:
