@@ -112,8 +112,42 @@ def test_kill_9_of_the_daemon_during_its_bulk_index_takes_the_child_along() -> N
         shutil.rmtree(state, ignore_errors=True)
 
 
-def _wait_for_child(parent: int, deadline: float) -> int:
-    """The pid of the daemon's bulk-index child, once it runs."""
+def test_kill_9_of_the_daemon_during_its_embedding_backlog_takes_the_backlog_child_along() -> None:
+    """The child writing a backlog's vectors dies with the daemon, and the next start embeds
+    what was left: every chunk gets its vector, and the index matches the vault."""
+    state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scc"))
+    vault = state / "vault"
+    make_vault(vault, n=1000)  # ~5k chunks: the backlog lasts seconds with the tiny model
+    env = daemon_env(state)
+    log = state / "first.log"
+    try:
+        with log.open("wb") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "sidecar", "serve", "--vault",
+                                     str(vault)], env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        child = _wait_for_child(proc.pid, time.monotonic() + 120, b"sidecar.daemon.backlog")
+        time.sleep(0.5)  # into its writes
+        assert _state_of(child) not in ("gone", "Z"), "the backlog ended before the kill: grow n"
+        proc.kill()
+        proc.wait(timeout=10)
+        gone = time.monotonic() + 10
+        while Path(f"/proc/{child}").exists() and _state_of(child) != "Z":
+            assert time.monotonic() < gone, "the backlog child outlived its daemon"
+            time.sleep(0.05)
+        d = start(vault, env)
+        try:
+            with d.client(timeout=None) as c:
+                c.call("index.reindex", {"embed": True})
+                status = c.call("index.status")
+                assert status["pending"] == 0 and status["vectors"] == status["chunks"] > 4000
+                assert c.call("index.check", {})["problems"] == []
+        finally:
+            d.stop()
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def _wait_for_child(parent: int, deadline: float, module: bytes = b"sidecar.cli.bulk") -> int:
+    """The pid of the daemon's child running ``module``, once it runs."""
     while time.monotonic() < deadline:
         for task in Path(f"/proc/{parent}/task").glob("*"):
             try:
@@ -125,10 +159,10 @@ def _wait_for_child(parent: int, deadline: float) -> int:
                     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
                 except OSError:
                     continue
-                if b"sidecar.cli.bulk" in cmdline:
+                if module in cmdline:
                     return int(pid)
         time.sleep(0.02)
-    raise AssertionError("no bulk-index child appeared")
+    raise AssertionError(f"no {module.decode()} child appeared")
 
 
 def _state_of(pid: int) -> str:
