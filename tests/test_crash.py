@@ -85,20 +85,9 @@ def test_kill_9_of_the_daemon_during_its_bulk_index_takes_the_child_along() -> N
     vault = state / "vault"
     make_vault(vault, n=3000)  # the child runs for seconds: its imports, then its writes
     env = {**daemon_env(state), "SIDECAR_DAEMON_BULK_INDEX_NOTES": "100"}
-    log = state / "first.log"
     try:
-        with log.open("wb") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "sidecar", "serve", "--vault",
-                                     str(vault)], env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
-        child = _wait_for_child(proc.pid, deadline=time.monotonic() + 60)
-        time.sleep(random.Random(5).uniform(1.5, 3.0))  # into its writes
-        assert _state_of(child) not in ("gone", "Z"), "the child ended before the kill: grow n"
-        proc.kill()
-        proc.wait(timeout=10)
-        gone = time.monotonic() + 10
-        while Path(f"/proc/{child}").exists() and _state_of(child) != "Z":
-            assert time.monotonic() < gone, "the bulk child outlived its daemon"
-            time.sleep(0.05)
+        # into its writes: the child runs for seconds, its imports, then its writes
+        _kill_9_with_child(vault, env, b"sidecar.cli.bulk", random.Random(5).uniform(1.5, 3.0))
         d = start(vault, env)  # the lock is free: no StoreLocked
         try:
             with d.client(timeout=None) as c:
@@ -119,20 +108,8 @@ def test_kill_9_of_the_daemon_during_its_embedding_backlog_takes_the_backlog_chi
     vault = state / "vault"
     make_vault(vault, n=1000)  # ~5k chunks: the backlog lasts seconds with the tiny model
     env = daemon_env(state)
-    log = state / "first.log"
     try:
-        with log.open("wb") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "sidecar", "serve", "--vault",
-                                     str(vault)], env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
-        child = _wait_for_child(proc.pid, time.monotonic() + 120, b"sidecar.daemon.backlog")
-        time.sleep(0.5)  # into its writes
-        assert _state_of(child) not in ("gone", "Z"), "the backlog ended before the kill: grow n"
-        proc.kill()
-        proc.wait(timeout=10)
-        gone = time.monotonic() + 10
-        while Path(f"/proc/{child}").exists() and _state_of(child) != "Z":
-            assert time.monotonic() < gone, "the backlog child outlived its daemon"
-            time.sleep(0.05)
+        _kill_9_with_child(vault, env, b"sidecar.daemon.backlog", 0.5)  # into its writes
         d = start(vault, env)
         try:
             with d.client(timeout=None) as c:
@@ -146,7 +123,24 @@ def test_kill_9_of_the_daemon_during_its_embedding_backlog_takes_the_backlog_chi
         shutil.rmtree(state, ignore_errors=True)
 
 
-def _wait_for_child(parent: int, deadline: float, module: bytes = b"sidecar.cli.bulk") -> int:
+def _kill_9_with_child(vault: Path, env: dict[str, str], module: bytes, after: float) -> None:
+    """Start the daemon, ``kill -9`` it ``after`` seconds into its child running ``module``,
+    and see the child go too (it must not outlive its daemon)."""
+    with (vault.parent / "first.log").open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "sidecar", "serve", "--vault", str(vault)],
+                                env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+    child = _wait_for_child(proc.pid, time.monotonic() + 120, module)
+    time.sleep(after)
+    assert _state_of(child) not in ("gone", "Z"), "the child ended before the kill: grow n"
+    proc.kill()
+    proc.wait(timeout=10)
+    gone = time.monotonic() + 10
+    while Path(f"/proc/{child}").exists() and _state_of(child) != "Z":
+        assert time.monotonic() < gone, f"the {module.decode()} child outlived its daemon"
+        time.sleep(0.05)
+
+
+def _wait_for_child(parent: int, deadline: float, module: bytes) -> int:
     """The pid of the daemon's child running ``module``, once it runs."""
     while time.monotonic() < deadline:
         for task in Path(f"/proc/{parent}/task").glob("*"):

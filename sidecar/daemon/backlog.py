@@ -70,8 +70,12 @@ class BacklogChild:
     def running(self) -> bool:
         return self._proc is not None
 
-    def pending(self, limit: int) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = self._ask({"op": "pending", "limit": limit})
+    def pending(self, limit: int) -> list[dict[str, Any]] | None:
+        """Chunks without a vector, looked up by the child; None when it is not running (a
+        lookup alone never starts it: a daemon with nothing pending would start it for nothing)."""
+        rows: list[dict[str, Any]] | None = self._ask(
+            {"op": "pending", "limit": limit}, start=False
+        )
         return rows
 
     def write(self, rows: Sequence[tuple[str, str, np.ndarray]]) -> tuple[int, dict[str, str]]:
@@ -83,11 +87,13 @@ class BacklogChild:
     def optimize(self) -> None:
         self._ask({"op": "optimize"})
 
-    def _ask(self, message: dict[str, Any]) -> Any:
+    def _ask(self, message: dict[str, Any], start: bool = True) -> Any:
         with self._lock:
-            proc = self._proc or self._start()
-            assert proc.stdin is not None and proc.stdout is not None
+            if self._proc is None and not start:
+                return None
             try:
+                proc = self._proc or self._start()
+                assert proc.stdin is not None and proc.stdout is not None
                 _send(proc.stdin, message)
                 reply = _receive(proc.stdout)
             except (OSError, EOFError, pickle.PickleError) as exc:
@@ -153,8 +159,12 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s sidecar.backlog: %(message)s")  # fmt: skip
     tune_allocators()
+    # The replies get their own copy of stdout; whatever a library prints goes to the log.
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     store = IndexStore(Path(argv[0]), dim=int(argv[1]))
-    requests, replies = sys.stdin.buffer, sys.stdout.buffer
+    requests = sys.stdin.buffer
     while True:
         try:
             request = _receive(requests)

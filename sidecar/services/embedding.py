@@ -35,12 +35,10 @@ _log = logging.getLogger("sidecar.embed")
 
 class BulkWriter(Protocol):
     """Does a backlog's big reads and writes of the chunks table elsewhere (the daemon's
-    child process, ``sidecar/daemon/backlog.py``); raises ``RuntimeError`` when it cannot."""
+    child process, ``sidecar/daemon/backlog.py``); raises ``RuntimeError`` when it cannot.
+    ``pending`` answers None unless a write has started it."""
 
-    @property
-    def running(self) -> bool: ...
-
-    def pending(self, limit: int) -> list[dict[str, Any]]: ...
+    def pending(self, limit: int) -> list[dict[str, Any]] | None: ...
 
     def write(
         self, rows: Sequence[tuple[str, str, NDArray[np.float32]]]
@@ -166,13 +164,15 @@ class EmbedStage:
 
     def _pending_anywhere(self, limit: int) -> list[dict[str, Any]]:
         """Through a backlog the scan is the bulk writer's too (it runs once a batch is big)."""
-        bulk = self.bulk
-        if bulk is not None and bulk.running:
+        if self.bulk is not None:
             try:
-                return bulk.pending(limit)
+                rows = self.bulk.pending(limit)
             except RuntimeError as exc:
                 _log.warning("%s; looking for pending chunks in this process", exc)
                 self.bulk = None
+            else:
+                if rows is not None:
+                    return rows
         return pending_chunks(self.store, limit)
 
     def rescan(self) -> None:
