@@ -6,7 +6,9 @@ the next batch is found by a scan of the vector column. A daemon that ran them i
 22 MiB above one that only appended the same vectors (``bench/heap_probe.py``-style runs on
 the generated 10k-note vault with a stand-in model: 347 vs 325 MiB resident; a delete and an
 add per batch instead of the merge: 347), and stayed there for the rest of its life: code
-paged in and heap fragmented below what ``malloc_trim`` returns.
+paged in and heap fragmented below what ``malloc_trim`` returns. With this child the daemon
+ended a cold 10k-note start at 383 MiB instead of 400 (``bench/scale.py``; with the merges of
+its first two batches left in the daemon it stayed at 400: hence every merge comes here).
 
 So the daemon's embedding loop hands those two jobs, and the compactions between them, to this
 child while a backlog lasts: ``python -m sidecar.daemon.backlog DATA_DIR DIM PID``. The model

@@ -163,7 +163,7 @@ class EmbedStage:
                         del self._hinted[path]
 
     def _pending_anywhere(self, limit: int) -> list[dict[str, Any]]:
-        """Through a backlog the scan is the bulk writer's too (it runs once a batch is big)."""
+        """Through a backlog the scan is the bulk writer's too (once a write has started it)."""
         if self.bulk is not None:
             try:
                 rows = self.bulk.pending(limit)
