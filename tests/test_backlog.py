@@ -31,7 +31,7 @@ def cold(make_vault: VaultFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     s = Services.open(make_vault(NOTES), tmp_path / "idx", embedder=TinyEmbedder())
     s.reindex()
     s.embed_stage.prepare()
-    child = BacklogChild(s.data_dir, s.store.dim)
+    child = BacklogChild(s.store)
     s.embed_stage.bulk = child
     yield s, child
     child.close()

@@ -88,7 +88,7 @@ class Daemon:
         self.heap = HeapWatch()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._child: subprocess.Popen[str] | None = None  # the bulk-index child, while it runs
-        self.backlog = BacklogChild(services.data_dir, services.store.dim)
+        self.backlog = BacklogChild(services.store)
         services.embed_stage.bulk = self.backlog  # a backlog's big reads and writes go there
         self.started = time.time()
         services.runtime = {"pid": os.getpid(), "socket": str(self.socket_path), "watching": False,
@@ -187,15 +187,13 @@ class Daemon:
         _log.info("tables compacted in %.1f s", time.monotonic() - t0)
 
     def _optimize_now(self) -> None:  # in the writer's turn
-        store = self.services.store
         if self.backlog.running:  # through a backlog: there, like its writes
             try:
                 self.backlog.optimize()
-                store.see_latest()
                 return
             except RuntimeError as exc:
                 _log.warning("%s; compacting in this process", exc)
-        store.optimize()
+        self.services.store.optimize()
 
     async def _drop_caches(self, step: Callable[[], None]) -> None:
         """After a compaction: ``step`` drops the caches it made stale, in the writer's turn."""

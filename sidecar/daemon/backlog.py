@@ -3,10 +3,11 @@
 Through a backlog (a cold start embeds every chunk: 22k at 10k notes, 223k at 100k) each batch
 of vectors is written by a LanceDB ``merge_insert`` that reads the table it joins against, and
 the next batch is found by a scan of the vector column. A daemon that ran them itself stayed
-22 MiB above one that only appended the same vectors (``bench/heap_probe.py``-style runs on
-the generated 10k-note vault with a stand-in model: 347 vs 325 MiB resident; a delete and an
-add per batch instead of the merge: 347), and stayed there for the rest of its life: code
-paged in and heap fragmented below what ``malloc_trim`` returns. With this child the daemon
+22 MiB above one that only appended the same vectors, for the rest of its life: code paged in
+and heap fragmented below what ``malloc_trim`` returns. (One-off probes in the manner of
+``bench/heap_probe.py``, not kept, on the generated 10k-note vault with a stand-in model: 347
+vs 325 MiB resident; a delete and an add per batch instead of the merge: 347; one 512-row
+merge paged in 12 MiB of LanceDB's code.) With this child the daemon
 ended a cold 10k-note start at 383 MiB instead of 400 (``bench/scale.py``; with the merges of
 its first two batches left in the daemon it stayed at 400: hence every merge comes here).
 
@@ -35,6 +36,11 @@ from typing import IO, Any
 
 import numpy as np
 
+from sidecar.daemon.children import die_with
+from sidecar.daemon.heap import tune_allocators
+from sidecar.store.chunk_search import commit_vectors, pending_chunks
+from sidecar.store.lance import IndexStore
+
 _log = logging.getLogger("sidecar.daemon")
 
 _HEADER = struct.Struct("!I")
@@ -58,13 +64,13 @@ def _receive(stream: IO[bytes]) -> Any:
 
 
 class BacklogChild:
-    """The daemon's end: started on first use, stopped by ``close``. Thread-safe (the pending
-    lookup runs beside the writer). Any failure raises ``RuntimeError`` and stops the child;
-    the caller then does the job itself."""
+    """The daemon's end, for the daemon's ``store``: started on first use, stopped by
+    ``close``. After each write the store's tables are moved to their newest versions, so the
+    daemon reads what the child wrote. Thread-safe (the pending lookup runs beside the writer).
+    Any failure raises ``RuntimeError`` and stops the child; the caller then does the job."""
 
-    def __init__(self, data_dir: Path, dim: int) -> None:
-        self.data_dir = data_dir
-        self.dim = dim
+    def __init__(self, store: IndexStore) -> None:
+        self.store = store
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
 
@@ -81,13 +87,16 @@ class BacklogChild:
         return rows
 
     def write(self, rows: Sequence[tuple[str, str, np.ndarray]]) -> tuple[int, dict[str, str]]:
-        """Write vectors as ``write_vectors`` does; returns how many landed and the current
-        content hash of every chunk asked about."""
+        """``commit_vectors`` there: how many landed, and the content hash of every chunk
+        asked about. Call in the writer's turn."""
         written, hashes = self._ask({"op": "write", "rows": list(rows)})
+        self.store.see_latest()
         return int(written), dict(hashes)
 
     def optimize(self) -> None:
+        """Compact the tables there. Call in the writer's turn."""
         self._ask({"op": "optimize"})
+        self.store.see_latest()
 
     def _ask(self, message: dict[str, Any], start: bool = True) -> Any:
         with self._lock:
@@ -107,8 +116,8 @@ class BacklogChild:
         return reply["result"]
 
     def _start(self) -> subprocess.Popen[bytes]:
-        argv = [sys.executable, "-m", "sidecar.daemon.backlog", str(self.data_dir),
-                str(self.dim), str(os.getpid())]  # fmt: skip
+        argv = [sys.executable, "-m", "sidecar.daemon.backlog", str(self.store.directory),
+                str(self.store.dim), str(os.getpid())]  # fmt: skip
         self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         _log.info("backlog child started (pid %d)", self._proc.pid)
         return self._proc
@@ -134,17 +143,13 @@ class BacklogChild:
         _log.info("backlog child stopped (exit %s)", proc.returncode)
 
 
-def _serve(store: Any, request: dict[str, Any]) -> Any:
-    from sidecar.store.chunk_search import chunk_hashes, pending_chunks, write_vectors
-
+def _serve(store: IndexStore, request: dict[str, Any]) -> Any:
     store.see_latest()  # the daemon wrote since (saves, note rows)
     op = request["op"]
     if op == "pending":
         return pending_chunks(store, int(request["limit"]))
     if op == "write":
-        rows = request["rows"]
-        written = write_vectors(store, rows)
-        return written, chunk_hashes(store, [r[0] for r in rows])
+        return commit_vectors(store, request["rows"])
     if op == "optimize":
         store.optimize()
         return None
@@ -153,10 +158,6 @@ def _serve(store: Any, request: dict[str, Any]) -> Any:
 
 def main(argv: list[str]) -> int:
     """``argv``: the data dir, the vector size, the daemon's pid."""
-    from sidecar.daemon.children import die_with
-    from sidecar.daemon.heap import tune_allocators
-    from sidecar.store.lance import IndexStore
-
     die_with(int(argv[2]))
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s sidecar.backlog: %(message)s")  # fmt: skip

@@ -12,31 +12,27 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from sidecar.embed.base import Embedder
 from sidecar.profiling import profile_as
-from sidecar.store.chunk_search import (
-    UPDATE_ROWS,
-    chunk_hashes,
-    load_vectors,
-    pending_chunks,
-    write_vectors,
-)
+from sidecar.store.chunk_search import UPDATE_ROWS, commit_vectors, load_vectors, pending_chunks
 from sidecar.store.lance import IndexStore
 from sidecar.store.vectors import VectorIndex
 
 Progress = Callable[[int, int], None]
 _log = logging.getLogger("sidecar.embed")
+T = TypeVar("T")
 
 
 class BulkWriter(Protocol):
     """Does a backlog's big reads and writes of the chunks table elsewhere (the daemon's
-    child process, ``sidecar/daemon/backlog.py``); raises ``RuntimeError`` when it cannot.
-    ``pending`` answers None unless a write has started it."""
+    child process, ``sidecar/daemon/backlog.py``), as ``pending_chunks`` and ``commit_vectors``
+    would here, leaving this process's tables at their newest versions; raises
+    ``RuntimeError`` when it cannot. ``pending`` answers None unless a write has started it."""
 
     def pending(self, limit: int) -> list[dict[str, Any]] | None: ...
 
@@ -104,15 +100,8 @@ class EmbedStage:
     @profile_as("embed-commit")
     def commit(self, batch: Batch) -> int:
         rows = list(zip(batch.chunk_ids, batch.hashes, batch.vectors, strict=True))
-        elsewhere = self._write_elsewhere(rows) if len(rows) >= BULK_ROWS else None
-        if elsewhere is not None:
-            written, now = elsewhere
-        else:
-            written = write_vectors(self.store, rows)
-            # The RAM matrix takes the vectors that landed: those whose chunk still holds the
-            # text they came from. Asked by chunk id (B-tree), not by reloading the notes'
-            # vectors: that read grew with the store and halved the stage's rate at 100k notes.
-            now = chunk_hashes(self.store, batch.chunk_ids)
+        elsewhere = self._through_bulk(lambda b: b.write(rows)) if len(rows) >= BULK_ROWS else None
+        written, now = elsewhere or commit_vectors(self.store, rows)
         keep = [
             i
             for i, (cid, h) in enumerate(zip(batch.chunk_ids, batch.hashes, strict=True))
@@ -123,21 +112,19 @@ class EmbedStage:
             self.vectors.upsert(ids, [cid.rsplit("#", 1)[0] for cid in ids], batch.vectors[keep])
         return written
 
-    def _write_elsewhere(
-        self, rows: list[tuple[str, str, NDArray[np.float32]]]
-    ) -> tuple[int, dict[str, str]] | None:
-        """Through the bulk writer: how many landed and the chunks' current hashes; None if
-        there is none (or it failed: then none from now on, and the caller writes)."""
+    def _through_bulk(self, ask: Callable[[BulkWriter], T]) -> T | None:
+        """``ask`` the bulk writer; None if there is none, or it failed (then none from now on,
+        and the caller does the work here)."""
         if self.bulk is None:
             return None
         try:
-            result = self.bulk.write(rows)
+            return ask(self.bulk)
         except RuntimeError as exc:
-            _log.warning("%s; writing vectors in this process from now on", exc)
+            _log.warning(
+                "%s; doing the backlog's reads and writes in this process from now on", exc
+            )
             self.bulk = None
             return None
-        self.store.see_latest()  # what the other process wrote
-        return result
 
     def _pending_rows(self, limit: int) -> list[dict[str, Any]]:
         with self._lock:
@@ -164,16 +151,8 @@ class EmbedStage:
 
     def _pending_anywhere(self, limit: int) -> list[dict[str, Any]]:
         """Through a backlog the scan is the bulk writer's too (once a write has started it)."""
-        if self.bulk is not None:
-            try:
-                rows = self.bulk.pending(limit)
-            except RuntimeError as exc:
-                _log.warning("%s; looking for pending chunks in this process", exc)
-                self.bulk = None
-            else:
-                if rows is not None:
-                    return rows
-        return pending_chunks(self.store, limit)
+        rows = self._through_bulk(lambda b: b.pending(limit))
+        return rows if rows is not None else pending_chunks(self.store, limit)
 
     def rescan(self) -> None:
         """Look at every chunk again next time (a safety net: hints cover every write)."""

@@ -139,6 +139,16 @@ def write_vectors(store: IndexStore, rows: Sequence[tuple[str, str, np.ndarray]]
     return int(result.num_updated_rows)
 
 
+def commit_vectors(
+    store: IndexStore, rows: Sequence[tuple[str, str, np.ndarray]]
+) -> tuple[int, dict[str, str]]:
+    """``write_vectors``, then the content hash each chunk holds now: a vector belongs in the
+    RAM matrix only if its chunk still holds the text it came from. Asked by chunk id (B-tree),
+    not by reloading the notes' vectors: that read grew with the store and halved the
+    embedding stage's rate at 100k notes (bench/scale.py)."""
+    return write_vectors(store, rows), chunk_hashes(store, [r[0] for r in rows])
+
+
 def _update_vector(store: IndexStore, chunk_id: str, content_hash: str, vector: np.ndarray) -> int:
     where = f"chunk_id = {sql_str(chunk_id)} AND content_hash = {sql_str(content_hash)}"
     result = store.chunks.update(where=where, values={"vector": vector.tolist()})
