@@ -26,6 +26,13 @@ class SearchParams(Params):
     )
     half_life: float = Field(0.0, ge=0, description="Time decay half-life in days; 0 is off.")
     min_score: float = Field(0.0, ge=0, le=1, description="Drop results scoring below this.")
+    min_confidence: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Drop results whose confidence (evidence that they answer the query at "
+        "all) is below this; null: the mode's default, 0: keep everything.",
+    )
     explain: bool = Field(False, description="Include each score's parts.")
     include_superseded: bool = Field(False, description="Do not fade superseded/stale notes.")
     boost_links: bool = Field(False, description="Boost link neighbours of the top results.")
@@ -44,6 +51,7 @@ def search(services: Services, p: SearchParams) -> dict[str, Any]:
             filters=parse_filters(p.filters),
             half_life_days=p.half_life,
             min_score=p.min_score,
+            min_confidence=p.min_confidence,
             explain=p.explain,
             include_superseded=p.include_superseded,
             boost_links=p.boost_links,

@@ -42,6 +42,13 @@ MODES = ("lexical", "semantic", "hybrid")
     type=click.Choice(MODES),
     help="Modes to measure (default: all three).",
 )
+@click.option(
+    "--split",
+    type=click.Choice(["tune", "report"]),
+    default=None,
+    help="Only the queries of this half of a dev set (their 'split' field).",
+)
+@click.option("--misses", "show_misses", is_flag=True, help="List the queries not answered first.")
 @click.option("--max-queries", type=int, default=0, help="Only the first N queries.")
 @click.option(
     "--abstain-below", type=float, default=0.0, help="Score floor for the abstention figures."
@@ -49,8 +56,8 @@ MODES = ("lexical", "semantic", "hybrid")
 @click.option("--model", default=None, help="Embedding model spec (default: embed.model).")
 @click.option("--json", "as_json", is_flag=True)
 def eval_command(directory: str | None, vault: str | None, queries_file: str | None,
-                 modes: tuple[str, ...], max_queries: int, abstain_below: float,
-                 model: str | None, as_json: bool) -> None:  # fmt: skip
+                 modes: tuple[str, ...], split: str | None, show_misses: bool, max_queries: int,
+                 abstain_below: float, model: str | None, as_json: bool) -> None:  # fmt: skip
     """Retrieval metrics (nDCG@10, Recall@5/10, MRR, latency) on a BEIR-layout DIR, or on
     --vault with --queries."""
     chosen = list(modes) or list(MODES)
@@ -59,12 +66,13 @@ def eval_command(directory: str | None, vault: str | None, queries_file: str | N
         if directory:
             result = _beir(Path(directory), chosen, max_queries, abstain_below, model, progress)
         elif vault and queries_file:
-            result = _vault(vault, Path(queries_file), chosen, max_queries, abstain_below, progress)
+            result = _vault(vault, Path(queries_file), split or "", chosen, max_queries,
+                            abstain_below, progress)  # fmt: skip
         else:
             raise UsageError("give a BEIR directory, or --vault with --queries")
     except SidecarError as exc:
         fail(exc, as_json)
-    output.emit(result, as_json, _format)
+    output.emit(result, as_json, lambda r: _format(r, show_misses))
 
 
 def _beir(root: Path, modes: list[str], max_q: int, floor: float, model: str | None,
@@ -93,9 +101,9 @@ def _beir(root: Path, modes: list[str], max_q: int, floor: float, model: str | N
     return result
 
 
-def _vault(vault: str, path: Path, modes: list[str], max_q: int, floor: float,
+def _vault(vault: str, path: Path, split: str, modes: list[str], max_q: int, floor: float,
            progress: Any) -> dict[str, Any]:  # fmt: skip
-    queries = load_vault_queries(path)
+    queries = load_vault_queries(path, split)
     queries = queries[:max_q] if max_q else queries
     client = connect(load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ))
 
@@ -108,11 +116,11 @@ def _vault(vault: str, path: Path, modes: list[str], max_q: int, floor: float,
         result = evaluate(fn, queries, modes, abstain_below=floor, progress=progress)
     finally:
         client.close()
-    result["set"] = str(path)
+    result["set"] = str(path) + (f" ({split} half)" if split else "")
     return result
 
 
-def _format(r: dict[str, Any]) -> str:
+def _format(r: dict[str, Any], show_misses: bool = False) -> str:
     lines = [f"{r['set']}: {r['queries']} queries"
              + (f", {r['documents']} documents, {r['chunks']} chunks" if "documents" in r else "")]  # fmt: skip
     lines.append(
@@ -123,9 +131,19 @@ def _format(r: dict[str, Any]) -> str:
         lines.append(f"{mode:<9} {m.get('ndcg@10', 0):>8.4f} {m.get('recall@5', 0):>7.4f} "
                      f"{m.get('recall@10', 0):>7.4f} {m.get('mrr', 0):>7.4f} "
                      f"{lat['p50']:>8.2f} {lat['p95']:>8.2f}")  # fmt: skip
+        for stratum, s in m.get("strata", {}).items():
+            if s.get("queries"):
+                lines.append(f"  {stratum:<12} {s['ndcg@10']:>6.4f} {s['recall@5']:>7.4f} "
+                             f"{s['recall@10']:>7.4f} {s['mrr']:>7.4f}   ({s['queries']} queries)")  # fmt: skip
         if "abstention" in m:
             a = m["abstention"]
-            lines.append(f"          abstention below {a['floor']}: {a['correctly_abstained']:.2%} "
-                         f"of {a['empty_gold_queries']} empty-gold queries, "
-                         f"{a['wrongly_abstained']:.2%} wrongly")  # fmt: skip
+            lines.append(f"  abstention below {a['floor']}: {a['correctly_abstained']:.2%} "
+                         f"of {a['empty_gold_queries']} no-answer queries got nothing, "
+                         f"{a['wrongly_abstained']:.2%} of the others wrongly")  # fmt: skip
+        if show_misses:
+            for miss in m.get("misses", []):
+                got = miss["first"] or "(nothing)"
+                rank = miss["gold_rank"] or "-"
+                lines.append(f"  miss [{miss['stratum']}] {miss['query']!r}: gold at {rank}, "
+                             f"first {got}")  # fmt: skip
     return "\n".join(lines)

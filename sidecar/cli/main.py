@@ -119,6 +119,12 @@ def index(vault: str | None, as_json: bool, full: bool, embed: bool) -> None:
     help="Days for the decay to halve a score.",
 )
 @click.option("--min-score", type=click.FloatRange(0, 1), default=0.0)
+@click.option(
+    "--min-confidence",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Drop results whose confidence is below this (default: the mode's; 0 keeps all).",
+)
 @click.option("--explain", is_flag=True, help="Show each score's parts.")
 @graph_search_options
 def search(
@@ -134,6 +140,7 @@ def search(
     decay: bool,
     half_life: float,
     min_score: float,
+    min_confidence: float | None,
     explain: bool,
     **graph: Any,
 ) -> None:
@@ -151,6 +158,7 @@ def search(
         "min_score": min_score,
         "explain": explain,
         **graph,
+        **({} if min_confidence is None else {"min_confidence": min_confidence}),
     }
     run_method(vault, as_json, "search", params, fmt_search)
 

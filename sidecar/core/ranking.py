@@ -79,3 +79,29 @@ def top_per_key(scores: Mapping[str, float], group: Mapping[str, str], limit: in
             if len(out) == limit:
                 break
     return out
+
+
+# Confidence: whether a result answers the query at all, 0..1, from the two kinds of evidence a
+# hybrid search has. Fused scores are ranks (the top result of an unanswerable query still scores
+# near 1.0), so they cannot say "nothing here". The rule is recall's (services/recall.py): a
+# cosine of 0.34 alone, or BM25 of 1.5 per query word alone (identifiers), or a weaker cosine
+# (0.25) with a fair word match (1.0 per word), each counts as CONFIDENT.
+CONFIDENT = 0.34
+MIN_CONFIDENCE = 0.0  # the default floor with vectors; set from the dev sets' tune halves
+
+
+def confidence(cosine: float, bm25: float, terms: int) -> float:
+    per_term = bm25 / max(terms, 1)
+    lexical = CONFIDENT * per_term / 1.5
+    support = CONFIDENT if cosine >= 0.25 and per_term >= 1.0 else 0.0
+    return round(min(1.0, max(cosine, lexical, support, 0.0)), 4)
+
+
+# Length prior: a note ranks by its best chunk, so a long catch-all note (a changelog, an index)
+# gets many chances at every query that mentions its subjects. Its fused score is divided by
+# 1 + LENGTH_PRIOR * ln(chunks); 0 turns it off. Chosen on the dev sets' tune halves.
+LENGTH_PRIOR = 0.0
+
+
+def length_prior(chunks: int, weight: float = LENGTH_PRIOR) -> float:
+    return 1.0 / (1.0 + weight * math.log(max(chunks, 1)))

@@ -22,6 +22,21 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(t.lower() for t in _TOKEN.findall(text))
 
 
+_CODE = re.compile(r"^(?=\S*\d)\w+(?:[-_.]\w+)+$")
+
+
+def with_codes(names: Iterable[str]) -> list[str]:
+    """The names, plus the code a title starts with ("ADR-5 Sessions in Postgres" is also
+    named by "ADR-5"): people cite decision records, tickets and RFCs by their number."""
+    out = []
+    for name in names:
+        out.append(name)
+        first, _, rest = name.partition(" ")
+        if rest and _CODE.match(first):
+            out.append(first)
+    return out
+
+
 class TitleMatcher:
     def __init__(self, names: Iterable[tuple[str, str]], min_chars: int = 5) -> None:
         """``names``: (path, title or alias) pairs."""
@@ -29,7 +44,8 @@ class TitleMatcher:
         self._by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
         self._names_of: dict[str, list[tuple[str, ...]]] = {}
         for path, name in names:
-            self._add(path, name)
+            for each in with_codes([name]):
+                self._add(path, each)
         for entries in self._by_first.values():
             entries.sort(key=lambda e: -len(e[0]))
 
@@ -46,7 +62,7 @@ class TitleMatcher:
     def put(self, path: str, names: Iterable[str]) -> None:
         """Set the names of one note (replacing what it had)."""
         self.drop(path)
-        for first in {self._add(path, name) for name in names} - {None}:
+        for first in {self._add(path, name) for name in with_codes(names)} - {None}:
             assert first is not None
             self._by_first[first].sort(key=lambda e: -len(e[0]))
 
@@ -56,6 +72,13 @@ class TitleMatcher:
             entries.remove((toks, path))
             if not entries:
                 del self._by_first[toks[0]]
+
+    def exact(self, text: str) -> list[str]:
+        """Paths of the notes whose whole name (title, alias or code) is ``text``."""
+        toks = tokens(text)
+        return (
+            [path for name, path in self._by_first.get(toks[0], ()) if name == toks] if toks else []
+        )
 
     def find(self, text: str) -> list[str]:
         """Paths of the notes named in ``text``, longest name first, each once."""

@@ -12,14 +12,25 @@ from __future__ import annotations
 import datetime as dt
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
+from sidecar.core import ranking
 from sidecar.core.filters import Filter, matches, path_matches, tag_matches
-from sidecar.core.ranking import HYBRID_K, HYBRID_WEIGHTS, OVERFETCH, bm25_normalise, decay, rrf
+from sidecar.core.ranking import (
+    HYBRID_K,
+    HYBRID_WEIGHTS,
+    MIN_CONFIDENCE,
+    OVERFETCH,
+    bm25_normalise,
+    confidence,
+    decay,
+    length_prior,
+    rrf,
+)
 from sidecar.embed.base import Embedder
 from sidecar.profiling import profile_as
 from sidecar.services.edges import EdgeService
@@ -44,6 +55,9 @@ class Query:
     filters: tuple[Filter, ...] = ()
     half_life_days: float = 0.0  # 0: no time decay
     min_score: float = 0.0
+    # results below this confidence are dropped; None: the mode's default (MIN_CONFIDENCE with
+    # vectors, none in lexical mode, where the words asked for are the evidence)
+    min_confidence: float | None = None
     explain: bool = False
     include_superseded: bool = False  # True: no fade (results are still labelled)
     boost_links: bool = False
@@ -88,12 +102,19 @@ class SearchService:
         semantic = [] if vec is None else self._semantic(vec, n, allowed)
         if leg is not None:
             lexical = leg.result()
-        named = self._named(q.text, allowed) if q.mode == "hybrid" else []
-        candidates = self._combine(q.mode, lexical, semantic, named)
+        named, exact = self._named(q.text, allowed) if q.mode == "hybrid" else ([], [])
+        candidates = self._combine(q.mode, lexical, semantic, named, exact)
         best = self._best_per_note(candidates)
+        if q.mode == "hybrid":
+            self._prior(best)
         self._decay(best, q.half_life_days)
         best, stale = self.graph.rank(best, q, allowed, vec)
-        best = [c for c in best if c.score >= q.min_score][: q.limit]
+        self._confide(best, q.text, vec)
+        floor = q.min_confidence
+        if floor is None:
+            floor = MIN_CONFIDENCE if vec is not None else 0.0
+        best = [c for c in best if c.score >= q.min_score and c.parts["confidence"] >= floor]
+        best = best[: q.limit]
         out["results"] = self._shape(best, q, stale, rows)
         context = self.graph.expand(best, q, allowed, vec) if q.expand else []
         out["graph_context"] = [
@@ -140,7 +161,7 @@ class SearchService:
         ]
         return out[:n]
 
-    def _embed(self, text: str) -> np.ndarray[Any, Any]:
+    def _embed(self, text: str) -> Vec:
         return np.asarray(self.embedder().embed([text])[0])
 
     def _semantic(
@@ -151,15 +172,22 @@ class SearchService:
             for cid, path, score in self.vectors.search(vec, n, allowed)
         ]
 
-    def _named(self, text: str, allowed: set[str] | None) -> list[str]:
-        """Notes whose title or alias the query names, as whole words."""
+    def _named(self, text: str, allowed: set[str] | None) -> tuple[list[str], list[str]]:
+        """Notes whose title or alias the query names, as whole words; and those it names
+        whole (the query is the note's name, as typed into Obsidian's quick switcher)."""
         with self.state.lock:
-            found = self.state.titles().find(text)
-        return [p for p in found if allowed is None or p in allowed]
+            titles = self.state.titles()
+            found, exact = titles.find(text), titles.exact(text)
+        ok = [p for p in found if allowed is None or p in allowed]
+        return ok, [p for p in exact if p in ok]
 
     @staticmethod
     def _combine(
-        mode: Mode, lexical: list[Candidate], semantic: list[Candidate], named: list[str]
+        mode: Mode,
+        lexical: list[Candidate],
+        semantic: list[Candidate],
+        named: list[str],
+        exact: Sequence[str] = (),
     ) -> list[Candidate]:
         """Hybrid fuses notes, not chunks: each list ranks notes by their best chunk, so a note
         with many matching chunks does not crowd out the others (and results are notes)."""
@@ -184,7 +212,10 @@ class SearchService:
             c.score = f.score
             c.parts.update(lexical_rank=f.ranks[0], semantic_rank=f.ranks[1],
                            named_rank=f.ranks[2], rrf=round(f.score, 4))  # fmt: skip
+            if f.key in exact:
+                c.score, c.parts["named"] = 1.0 + 1e-6, "exact"  # first, whatever the legs say
             out.append(c)
+        out.sort(key=lambda c: -c.score)
         return out
 
     @staticmethod
@@ -194,6 +225,28 @@ class SearchService:
             if c.path not in best or c.score > best[c.path].score:
                 best[c.path] = c
         return sorted(best.values(), key=lambda c: -c.score)
+
+    def _prior(self, candidates: list[Candidate]) -> None:
+        if ranking.LENGTH_PRIOR <= 0:
+            return
+        with self.state.lock:
+            for c in candidates:
+                note = self.state.notes.get(c.path)
+                factor = length_prior(note.chunk_count if note else 1, ranking.LENGTH_PRIOR)
+                c.score *= factor
+                c.parts["length_prior"] = round(factor, 4)
+        candidates.sort(key=lambda c: -c.score)
+
+    def _confide(self, candidates: list[Candidate], text: str, vec: Vec | None) -> None:
+        """Each candidate's ``confidence`` (``core.ranking.confidence``) from its note's best
+        cosine and its BM25 score, read from the legs or, for a note one leg missed, the
+        matrix."""
+        missing = [c.path for c in candidates if "cosine" not in c.parts]
+        cosines = self.vectors.best_of(vec, missing) if vec is not None and missing else {}
+        terms = len(_TERM.findall(text))
+        for c in candidates:
+            cosine = float(c.parts.get("cosine", cosines.get(c.path, 0.0)))
+            c.parts["confidence"] = confidence(cosine, float(c.parts.get("bm25", 0.0)), terms)
 
     def _decay(self, candidates: list[Candidate], half_life: float) -> None:
         if half_life <= 0:
@@ -234,6 +287,7 @@ class SearchService:
                 "end_line": row["end_line"],
                 "snippet": snippet(row["text"], q.text),
                 "score": round(c.score, 4),
+                "confidence": c.parts["confidence"],
             }
             if c.path in stale:
                 item.update(stale[c.path].labels())
@@ -244,6 +298,8 @@ class SearchService:
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_TERM = re.compile(r"[^\W_]+", re.UNICODE)  # what the FTS tokenizer splits a query into
+Vec = np.ndarray[Any, Any]
 
 
 class _Leg:

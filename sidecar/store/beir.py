@@ -17,6 +17,7 @@ class EvalQuery:
     qid: str
     text: str
     gold: dict[str, int]  # document id (or vault path) -> relevance grade
+    stratum: str = ""  # the dev sets' kind of query (keyword, paraphrase, ...); "" for BEIR
 
 
 def _jsonl(path: Path) -> Iterator[dict[str, object]]:
@@ -56,14 +57,18 @@ def load_beir(root: Path) -> tuple[list[dict[str, str]], list[EvalQuery]]:
     return corpus, queries
 
 
-def load_vault_queries(path: Path) -> list[EvalQuery]:
-    """``{"query": ..., "gold": [vault paths]}`` per line; an empty gold means "should abstain"."""
+def load_vault_queries(path: Path, split: str = "") -> list[EvalQuery]:
+    """``{"query": ..., "gold": [vault paths], "stratum"?, "split"?}`` per line; an empty gold
+    means "should abstain". With ``split`` only the lines of that half (``tune``/``report``)."""
     out = []
     for n, q in enumerate(_jsonl(path), 1):
         gold = q.get("gold") or []
         if not isinstance(gold, list):
             raise UsageError(f"{path}:{n}: gold must be a list of paths")
-        out.append(EvalQuery(str(q.get("id", n)), str(q["query"]), {str(p): 1 for p in gold}))
+        if split and q.get("split") != split:
+            continue
+        out.append(EvalQuery(str(q.get("id", n)), str(q["query"]), {str(p): 1 for p in gold},
+                             str(q.get("stratum") or "")))  # fmt: skip
     return out
 
 

@@ -127,6 +127,17 @@ class VectorIndex:
             top = top[np.argsort(-scores[top])]
             return [(self._ids[i], _path_of(self._ids[i]), float(scores[i])) for i in top]
 
+    def best_of(self, query: NDArray[np.float32], paths: Iterable[str]) -> dict[str, float]:
+        """Each note's best cosine to ``query`` over its chunks (notes without vectors left out):
+        the semantic evidence for a result that the lexical leg alone found."""
+        with self._lock:
+            out = {}
+            for path in paths:
+                rows = [r for r in self._by_path.get(path, ()) if self._alive[r]]
+                if rows:
+                    out[path] = float(np.max(self._matrix[rows] @ query.astype(np.float32)))
+            return out
+
 
 def _path_of(chunk_id: str) -> str:
     return chunk_id.rsplit("#", 1)[0]
