@@ -1,39 +1,66 @@
-"""``sidecar lsp``: the language server over stdio, talking to the daemon serving the vault."""
+"""``sidecar lsp``: the language server over stdio, talking to the daemon serving each vault."""
 
 from __future__ import annotations
 
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from sidecar.cli.base import fail
 from sidecar.config import find_vault, load_settings
 from sidecar.daemon.app import socket_path_for
-from sidecar.errors import SidecarError
+from sidecar.errors import DaemonUnreachable, SidecarError
+
+if TYPE_CHECKING:
+    from sidecar.lsp.uris import Root
+    from sidecar.lsp.vault import Client, Vault
 
 
 @click.command()
-@click.option("--vault", "vault", metavar="PATH", help="The vault (else SIDECAR_VAULT, else the "
-              "nearest parent holding .obsidian/ or .sidecar/).")  # fmt: skip
+@click.option("--vault", "vault", metavar="PATH", help="Serve this vault only (else the "
+              "editor's workspace folders, else the vault around each document).")  # fmt: skip
 @click.option("--stdio", is_flag=True, help="Accepted for editors that pass it; stdio is the "
               "only transport.")  # fmt: skip
 def lsp(vault: str | None, stdio: bool) -> None:
-    """Serve the Language Server Protocol over stdio (links, backlinks, lint; needs the daemon)."""
+    """Serve the Language Server Protocol over stdio (links, backlinks, lint)."""
     from sidecar.lsp.features import build
-    from sidecar.lsp.vault import Vault
-    from sidecar.transports.unix import RpcClient
+    from sidecar.lsp.vaults import Vaults
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    try:
-        settings = load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ)
-    except SidecarError as exc:
-        fail(exc, False)
-    socket = socket_path_for(settings)
-    server = build(Vault(settings.vault, lambda: RpcClient(socket, timeout=10.0)))
+    server = build(Vaults(open_vault, fallback(), pinned=vault))
     try:
         server.start_io()
     finally:
-        server.vault.close()
+        server.vaults.close()
+
+
+def fallback() -> list[str]:
+    """Where a document goes when the editor names no folder: SIDECAR_VAULT, else the vault
+    around the working directory."""
+    try:
+        return [str(find_vault(None, os.environ, Path.cwd()))]
+    except SidecarError:
+        return []
+
+
+def open_vault(root: Root) -> Vault:
+    from sidecar.lsp.vault import Vault
+    from sidecar.transports.unix import RpcClient
+
+    try:
+        socket = socket_path_for(load_settings(Path(root.real), os.environ))
+    except SidecarError as exc:  # an unreadable config: the features stay quiet, the log says why
+        logging.getLogger(__name__).warning("%s: %s", root.named, exc)
+        return Vault(root, _unreachable(str(exc)))
+    return Vault(root, lambda: RpcClient(socket, timeout=10.0))
+
+
+def _unreachable(why: str) -> Callable[[], Client]:
+    def connect() -> Client:
+        raise DaemonUnreachable(why)
+
+    return connect

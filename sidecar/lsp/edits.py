@@ -19,6 +19,7 @@ from urllib.parse import quote
 from sidecar.core.anchors import anchor_key, heading_key
 from sidecar.core.markdown import slugify
 from sidecar.lsp.text import LinkAt, Part, frontmatter_end, links_on
+from sidecar.lsp.uris import nfc
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +81,7 @@ def rename_note_edits(
     new_path: str,
 ) -> list[Edit]:
     """Edits in one source note for every reference to ``old_path`` renamed to ``new_path``."""
-    old_keys = {stem(old_path).lower(), posixpath.basename(stem(old_path)).lower()}
+    old_keys = {nfc(stem(old_path)).lower(), nfc(posixpath.basename(stem(old_path))).lower()}
     edits: dict[tuple[int, int], Edit] = {}
     for ref in refs:
         swapped = bool(ref.get("swapped"))
@@ -100,7 +101,7 @@ def _renamed(
     if not wikilink:
         rel = posixpath.relpath(new_path, posixpath.dirname(source) or ".")
         return quote(rel) if "%" in written or (" " not in written and " " in rel) else rel
-    bare = stem(written.strip().lstrip("/")).lower()
+    bare = nfc(stem(written.strip().lstrip("/"))).lower()  # typed composed, stored either way
     if bare not in old_keys:
         return None  # written through an alias or id: it still resolves
     new = stem(new_path) if "/" in written else posixpath.basename(stem(new_path))

@@ -19,9 +19,12 @@ from sidecar.core.fix import add_relation
 from sidecar.errors import DaemonUnreachable, SidecarError
 from sidecar.lsp import complete, navigate
 from sidecar.lsp import edits as e
-from sidecar.lsp.server import DEBOUNCE_S, SidecarServer, finding_link
+from sidecar.lsp.names import Names
+from sidecar.lsp.server import DEBOUNCE_S, Scope, SidecarServer, finding_link
 from sidecar.lsp.text import headings, split_lines
+from sidecar.lsp.uris import to_path
 from sidecar.lsp.vault import Vault
+from sidecar.lsp.vaults import Vaults
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -50,20 +53,48 @@ def quiet(default: Any) -> Callable[[Callable[..., R]], Callable[..., R]]:
     return wrap
 
 
-def build(vault: Vault) -> SidecarServer:
-    ls = SidecarServer(vault)
+def build(vaults: Vaults) -> SidecarServer:
+    ls = SidecarServer(vaults)
 
-    def where(uri: str, pos: t.Position) -> tuple[str, list[str], int, int] | None:
-        rel = ls.rel(uri)
-        lines = ls.lines(rel) if rel else None
-        if rel is None or lines is None:
+    def where(uri: str, pos: t.Position) -> tuple[Scope, str, list[str], int, int] | None:
+        found = ls.doc(uri)
+        lines = found[0].lines(found[1]) if found else None
+        if found is None or lines is None:
             return None
-        line, col = ls.position(lines, pos)
-        return rel, lines, line, col
+        scope, rel = found
+        line, col = scope.position(lines, pos)
+        return scope, rel, lines, line, col
+
+    @ls.feature(t.INITIALIZE)
+    def initialize(ls_: SidecarServer, params: t.InitializeParams) -> None:
+        folders = [to_path(f.uri) for f in params.workspace_folders or []]
+        if not folders:
+            folders = [to_path(params.root_uri) if params.root_uri else params.root_path]
+        vaults.name(f for f in folders if f)
+
+    @ls.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(ls_: SidecarServer, params: t.DidChangeWorkspaceFoldersParams) -> None:
+        for folder in params.event.removed:
+            path = to_path(folder.uri)
+            if path and vaults.remove(path) is not None:
+                for uri in ls.open_uris():
+                    if ls.doc(uri) is None:  # no vault now: its diagnostics go
+                        ls.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri, []))
+        for folder in params.event.added:
+            path = to_path(folder.uri)
+            if path:
+                vaults.add(path)
+        for uri in ls.open_uris():
+            ls.schedule_check(uri, 0)
 
     @ls.feature(t.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls_: SidecarServer, params: t.DidOpenTextDocumentParams) -> None:
+        ls.opened(params.text_document.uri)
         ls.schedule_check(params.text_document.uri, 0)
+
+    @ls.feature(t.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls_: SidecarServer, params: t.DidCloseTextDocumentParams) -> None:
+        ls.closed(params.text_document.uri)
 
     @ls.feature(t.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls_: SidecarServer, params: t.DidChangeTextDocumentParams) -> None:
@@ -78,12 +109,12 @@ def build(vault: Vault) -> SidecarServer:
     @quiet(None)
     def completion(ls_: SidecarServer, params: t.CompletionParams) -> t.CompletionList | None:
         at = where(params.text_document.uri, params.position)
-        ctx = complete.context_at(at[1], at[2], at[3]) if at else None
+        ctx = complete.context_at(at[2], at[3], at[4]) if at else None
         if at is None or ctx is None:
             return None
-        rel, lines, line, col = at
-        found, cut = complete.items(ctx, vault.names(), rel)
-        span = ls.range(lines, line, ctx.start, col)
+        scope, rel, lines, line, col = at
+        found, cut = complete.items(ctx, scope.vault.names(), rel)
+        span = scope.range(lines, line, ctx.start, col)
         return t.CompletionList(cut, [
             t.CompletionItem(i.label, kind=KIND[i.kind], detail=i.detail, sort_text=f"{n:04d}",
                              filter_text=ctx.prefix + i.label if ctx.kind == "note" else None,
@@ -95,7 +126,7 @@ def build(vault: Vault) -> SidecarServer:
     @quiet(None)
     def definition(ls_: SidecarServer, params: t.DefinitionParams) -> t.Location | None:
         at = where(params.text_document.uri, params.position)
-        return navigate.definition(ls, *at) if at else None
+        return navigate.definition(*at) if at else None
 
     @ls.feature(t.TEXT_DOCUMENT_REFERENCES)
     @quiet([])
@@ -103,55 +134,56 @@ def build(vault: Vault) -> SidecarServer:
         at = where(params.text_document.uri, params.position)
         if at is None:
             return []
-        rel, lines, line, col = at
-        target = navigate.target_at(ls, rel, lines, line, col) or navigate.Target(rel)
-        return navigate.references(ls, target)
+        scope, rel, lines, line, col = at
+        target = navigate.target_at(scope, rel, lines, line, col) or navigate.Target(rel)
+        return navigate.references(scope, target)
 
     @ls.feature(t.TEXT_DOCUMENT_HOVER)
     @quiet(None)
     def hover(ls_: SidecarServer, params: t.HoverParams) -> t.Hover | None:
         at = where(params.text_document.uri, params.position)
-        return navigate.hover(ls, *at) if at else None
+        return navigate.hover(*at) if at else None
 
     @ls.feature(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def document_symbols(ls_: SidecarServer, params: t.DocumentSymbolParams) -> list[Any]:
-        rel = ls.rel(params.text_document.uri)
-        lines = ls.lines(rel) if rel else None
-        return symbols(ls, lines) if lines else []
+        found = ls.doc(params.text_document.uri)
+        lines = found[0].lines(found[1]) if found else None
+        return symbols(found[0], lines) if found and lines else []
 
     @ls.feature(t.WORKSPACE_SYMBOL)
     @quiet([])
     def workspace_symbols(ls_: SidecarServer, params: t.WorkspaceSymbolParams) -> list[Any]:
         query = params.query.lower()
-        hits = [n for n in vault.names().notes.values()
+        hits = [(Scope(ls, v), n) for v in vaults.all() for n in _names(v).notes.values()
                 if query in n.title.lower() or query in n.path.lower()]  # fmt: skip
-        hits.sort(key=lambda n: (not n.title.lower().startswith(query), len(n.title), n.path))
+        hits.sort(key=lambda h: (not h[1].title.lower().startswith(query), len(h[1].title),
+                                 h[1].path))  # fmt: skip
         zero = t.Range(t.Position(0, 0), t.Position(0, 0))
         return [
             t.SymbolInformation(name=n.title, kind=t.SymbolKind.File, container_name=n.path,
-                                location=t.Location(ls.uri(n.path), zero))
-            for n in hits[:MAX_SYMBOLS]
+                                location=t.Location(scope.uri(n.path), zero))
+            for scope, n in hits[:MAX_SYMBOLS]
         ]  # fmt: skip
 
     @ls.feature(t.TEXT_DOCUMENT_PREPARE_RENAME)
     @quiet(None)
     def prepare_rename(ls_: SidecarServer, params: t.PrepareRenameParams) -> t.Range | None:
         at = where(params.text_document.uri, params.position)
-        target = navigate.target_at(ls, *at) if at else None
+        target = navigate.target_at(*at) if at else None
         if at is None or target is None or target.span is None:
             return None
         line, start, end = target.span
-        return ls.range(at[1], line, start, end)
+        return at[0].range(at[2], line, start, end)
 
     @ls.feature(t.TEXT_DOCUMENT_RENAME)
     @quiet(None)
     def rename(ls_: SidecarServer, params: t.RenameParams) -> t.WorkspaceEdit | None:
         at = where(params.text_document.uri, params.position)
-        target = navigate.target_at(ls, *at) if at else None
-        if target is None:
+        target = navigate.target_at(*at) if at else None
+        if at is None or target is None:
             return None
         try:
-            return navigate.rename(ls, target, params.new_name)
+            return navigate.rename(at[0], target, params.new_name)
         except ValueError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
 
@@ -159,20 +191,20 @@ def build(vault: Vault) -> SidecarServer:
                 t.CodeActionOptions(code_action_kinds=[t.CodeActionKind.QuickFix]))  # fmt: skip
     @quiet([])
     def code_actions(ls_: SidecarServer, params: t.CodeActionParams) -> list[t.CodeAction]:
-        rel = ls.rel(params.text_document.uri)
-        text = ls.text(rel) if rel else None
-        if rel is None or text is None:
+        found = ls.doc(params.text_document.uri)
+        text = found[0].text(found[1]) if found else None
+        if found is None or text is None:
             return []
         out: list[t.CodeAction] = []
         for diag in params.context.diagnostics:
             if diag.source == "sidecar" and isinstance(diag.data, dict):
-                out += fixes(ls, rel, text, diag, diag.data)
+                out += fixes(found[0], found[1], text, diag, diag.data)
         return out
 
     return ls
 
 
-def symbols(ls: SidecarServer, lines: list[str]) -> list[t.DocumentSymbol]:
+def symbols(ls: Scope, lines: list[str]) -> list[t.DocumentSymbol]:
     """Headings as a tree: each heading holds the deeper ones that follow it."""
     roots: list[t.DocumentSymbol] = []
     stack: list[tuple[int, t.DocumentSymbol]] = []
@@ -188,7 +220,7 @@ def symbols(ls: SidecarServer, lines: list[str]) -> list[t.DocumentSymbol]:
     return roots
 
 
-def fixes(ls: SidecarServer, rel: str, text: str, diag: t.Diagnostic,
+def fixes(ls: Scope, rel: str, text: str, diag: t.Diagnostic,
           finding: dict[str, Any]) -> list[t.CodeAction]:  # fmt: skip
     """The safe fixes for one finding, as edits the editor applies (nothing is written here)."""
     lines = split_lines(text)
@@ -200,7 +232,7 @@ def fixes(ls: SidecarServer, rel: str, text: str, diag: t.Diagnostic,
         edit = e.minimal_edit(text, new) if new is not None else None
         if edit is not None:
             title = f"Add {finding['relation']}: [[{link}]]"
-            out.append(_action(ls, title, diag, rel, lines, [edit]))
+            out.append(_action(ls, title, diag, rel, lines, [edit], True))
     link_ = finding_link(lines, finding)
     if rule == "dangling_target" and link_ is not None:
         part = link_.label_name if link_.label_name and not link_.name.text else link_.name
@@ -209,9 +241,10 @@ def fixes(ls: SidecarServer, rel: str, text: str, diag: t.Diagnostic,
         out.append(t.CodeAction(f"Create note {new_path}", t.CodeActionKind.QuickFix,
                                 diagnostics=[diag],
                                 edit=t.WorkspaceEdit(document_changes=[create])))  # fmt: skip
-        for name in ls.vault.names().closest(part.text):
+        for name, preferred in ls.vault.names().closest(part.text):
             edit_ = e.Edit(link_.line, part.start, part.end, name)
-            out.append(_action(ls, f"Change to [[{name}]]", diag, rel, lines, [edit_]))
+            out.append(_action(ls, f"Change to [[{name}]]", diag, rel, lines, [edit_],
+                               preferred))  # fmt: skip
     if rule == "ambiguous_link" and link_ is not None:
         for cand in finding.get("related") or []:
             edit_ = e.Edit(link_.line, link_.name.start, link_.name.end, e.stem(str(cand)))
@@ -219,8 +252,17 @@ def fixes(ls: SidecarServer, rel: str, text: str, diag: t.Diagnostic,
     return out
 
 
-def _action(ls: SidecarServer, title: str, diag: t.Diagnostic, rel: str, lines: list[str],
-            edits: list[e.Edit]) -> t.CodeAction:  # fmt: skip
+def _action(ls: Scope, title: str, diag: t.Diagnostic, rel: str, lines: list[str],
+            edits: list[e.Edit], preferred: bool = False) -> t.CodeAction:  # fmt: skip
     changes = navigate.doc_edit(ls, rel, lines, edits)
     return t.CodeAction(title, t.CodeActionKind.QuickFix, diagnostics=[diag],
+                        is_preferred=preferred or None,
                         edit=t.WorkspaceEdit(document_changes=changes))  # fmt: skip
+
+
+def _names(vault: Vault) -> Names:
+    """The vault's names; a vault whose daemon is away has none (workspace symbols span all)."""
+    try:
+        return vault.names()
+    except DaemonUnreachable:
+        return Names()

@@ -17,6 +17,9 @@ from sidecar.core.fix import basename_counts, link_name
 from sidecar.core.model import LinkRef
 from sidecar.core.resolve import Catalog, NoteKey
 
+CLEAR = 0.8  # similarity of the best match for it to be preferred
+MARGIN = 0.1  # ... and its lead over the next one
+
 
 @dataclass(frozen=True, slots=True)
 class NoteName:
@@ -60,13 +63,23 @@ class Names:
     def link_for(self, path: str) -> str:
         return link_name(path, self.counts)
 
-    def closest(self, written: str, n: int = 3) -> list[str]:
-        """Link names of the notes a broken ``written`` most likely meant."""
+    def closest(self, written: str, n: int = 3) -> list[tuple[str, bool]]:
+        """Link names of the notes a broken ``written`` most likely meant, each with whether it
+        is the clear choice (the only close name, or a close one well ahead of the next): an editor's
+        "apply the preferred fix" takes that one."""
         by_key: dict[str, str] = {}
         for note in self.notes.values():
             by_key.setdefault(note.link.lower(), note.link)
             by_key.setdefault(posixpath.basename(note.link).lower(), note.link)
             for alias in note.aliases:
                 by_key.setdefault(alias.lower(), note.link)
-        hits = difflib.get_close_matches(written.lower(), by_key, n=n * 2, cutoff=0.6)
-        return list(dict.fromkeys(by_key[h] for h in hits))[:n]
+        key = written.strip().lower()
+        scored: dict[str, float] = {}
+        for hit in difflib.get_close_matches(key, by_key, n=n * 2, cutoff=0.6):
+            ratio = difflib.SequenceMatcher(None, key, hit).ratio()
+            scored[by_key[hit]] = max(scored.get(by_key[hit], 0.0), ratio)
+        ranked = sorted(scored.items(), key=lambda kv: -kv[1])[:n]
+        clear = len(ranked) == 1 or (
+            len(ranked) > 1 and ranked[0][1] >= CLEAR and ranked[0][1] - ranked[1][1] >= MARGIN
+        )
+        return [(name, clear and i == 0) for i, (name, _) in enumerate(ranked)]

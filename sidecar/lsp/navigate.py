@@ -18,7 +18,7 @@ from lsprotocol import types as t
 from sidecar.core.anchors import anchor_key, heading_key
 from sidecar.errors import SidecarError, UsageError
 from sidecar.lsp import edits as e
-from sidecar.lsp.server import SidecarServer
+from sidecar.lsp.server import Scope
 from sidecar.lsp.text import (
     block_line,
     body_preview,
@@ -37,7 +37,7 @@ class Target:
     span: tuple[int, int, int] | None = None  # (line, start, end) of what a rename replaces
 
 
-def target_at(ls: SidecarServer, source: str, lines: Sequence[str], line: int,
+def target_at(ls: Scope, source: str, lines: Sequence[str], line: int,
               col: int) -> Target | None:  # fmt: skip
     link = link_at(lines, line, col)
     if link is None:
@@ -64,12 +64,12 @@ def target_at(ls: SidecarServer, source: str, lines: Sequence[str], line: int,
     return Target(path, None, line_of or 0, span)
 
 
-def _resolve(ls: SidecarServer, source: str, written: str) -> dict[str, Any] | None:
+def _resolve(ls: Scope, source: str, written: str) -> dict[str, Any] | None:
     result = ls.vault.call("note.resolve", {"source": source, "links": [written]})["results"][0]
     return dict(result) if result.get("target") is not None else None
 
 
-def _heading_target(ls: SidecarServer, path: str, anchor: str,
+def _heading_target(ls: Scope, path: str, anchor: str,
                     span: tuple[int, int, int]) -> Target | None:  # fmt: skip
     key = anchor_key(anchor)
     lines = ls.lines(path) or []
@@ -82,12 +82,12 @@ def _heading_target(ls: SidecarServer, path: str, anchor: str,
     return Target(path, None, 0, None)
 
 
-def _anchor_line(ls: SidecarServer, path: str, anchor: str) -> int:
+def _anchor_line(ls: Scope, path: str, anchor: str) -> int:
     found = _heading_target(ls, path, anchor, (0, 0, 0)) if anchor else None
     return found.line if found else 0
 
 
-def definition(ls: SidecarServer, source: str, lines: Sequence[str], line: int,
+def definition(ls: Scope, source: str, lines: Sequence[str], line: int,
                col: int) -> t.Location | None:  # fmt: skip
     if link_at(lines, line, col) is None:
         return None
@@ -98,7 +98,7 @@ def definition(ls: SidecarServer, source: str, lines: Sequence[str], line: int,
     return t.Location(ls.uri(target.path), ls.range(there, target.line, 0, 0))
 
 
-def references(ls: SidecarServer, target: Target) -> list[t.Location]:
+def references(ls: Scope, target: Target) -> list[t.Location]:
     refs = _refs(ls, target)
     out: list[t.Location] = []
     for source, rows in sorted(_by_source(refs).items()):
@@ -115,7 +115,7 @@ def references(ls: SidecarServer, target: Target) -> list[t.Location]:
                  for loc in out}.values())  # fmt: skip
 
 
-def _refs(ls: SidecarServer, target: Target) -> list[dict[str, Any]]:
+def _refs(ls: Scope, target: Target) -> list[dict[str, Any]]:
     params: dict[str, Any] = {"note": target.path}
     if target.heading is not None:
         params["heading"] = target.heading
@@ -129,7 +129,7 @@ def _by_source(refs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def hover(ls: SidecarServer, source: str, lines: Sequence[str], line: int,
+def hover(ls: Scope, source: str, lines: Sequence[str], line: int,
           col: int) -> t.Hover | None:  # fmt: skip
     link = link_at(lines, line, col)
     target = target_at(ls, source, lines, line, col) if link is not None else None
@@ -146,7 +146,7 @@ def hover(ls: SidecarServer, source: str, lines: Sequence[str], line: int,
                    ls.link_range(lines, link))  # fmt: skip
 
 
-def _relations(ls: SidecarServer, path: str) -> list[str]:
+def _relations(ls: Scope, path: str) -> list[str]:
     try:
         links = ls.vault.call("note.links", {"note": path})
     except SidecarError:
@@ -159,7 +159,7 @@ def _relations(ls: SidecarServer, path: str) -> list[str]:
     return out
 
 
-def rename(ls: SidecarServer, target: Target, new_name: str) -> t.WorkspaceEdit:
+def rename(ls: Scope, target: Target, new_name: str) -> t.WorkspaceEdit:
     if target.heading is not None:
         return _rename_heading(ls, target, new_name.strip())
     new_path = e.new_note_path(target.path, new_name)
@@ -176,7 +176,7 @@ def rename(ls: SidecarServer, target: Target, new_name: str) -> t.WorkspaceEdit:
     return t.WorkspaceEdit(document_changes=changes)
 
 
-def _rename_heading(ls: SidecarServer, target: Target, new: str) -> t.WorkspaceEdit:
+def _rename_heading(ls: Scope, target: Target, new: str) -> t.WorkspaceEdit:
     old = target.heading or ""
     if not new or "\n" in new:
         raise UsageError("a heading needs a one-line name")
@@ -193,7 +193,7 @@ def _rename_heading(ls: SidecarServer, target: Target, new: str) -> t.WorkspaceE
     return t.WorkspaceEdit(document_changes=changes)
 
 
-def doc_edit(ls: SidecarServer, rel: str, lines: Sequence[str],
+def doc_edit(ls: Scope, rel: str, lines: Sequence[str],
               edits: list[e.Edit]) -> list[t.TextDocumentEdit]:  # fmt: skip
     if not edits:
         return []

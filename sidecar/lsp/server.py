@@ -14,11 +14,11 @@ from typing import Any
 
 from lsprotocol import types as t
 from pygls.lsp.server import LanguageServer
-from pygls.uris import from_fs_path, to_fs_path
 
 from sidecar.errors import SidecarError
 from sidecar.lsp.text import LinkAt, frontmatter_end, links_on, split_lines
 from sidecar.lsp.vault import Vault
+from sidecar.lsp.vaults import Vaults
 
 log = logging.getLogger(__name__)
 DEBOUNCE_S = 0.2
@@ -27,22 +27,77 @@ SEVERITY = {"error": t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity
 
 
 class SidecarServer(LanguageServer):
-    def __init__(self, vault: Vault) -> None:
+    def __init__(self, vaults: Vaults) -> None:
         super().__init__("sidecar", "0.1.0", text_document_sync_kind=t.TextDocumentSyncKind.Full)
-        self.vault = vault
+        self.vaults = vaults
         self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._open: dict[tuple[str, str], str] = {}  # (vault root, vault path) -> client's URI
 
-    # -- documents and positions --------------------------------------------------------------
+    # -- documents ----------------------------------------------------------------------------
+
+    def doc(self, uri: str) -> tuple[Scope, str] | None:
+        """The vault of the document at ``uri`` and its vault path; None outside every vault."""
+        found = self.vaults.route(uri)
+        return (Scope(self, found.vault), found.rel) if found is not None else None
+
+    def opened(self, uri: str) -> None:
+        found = self.vaults.route(uri)
+        if found is not None:
+            self._open[(found.vault.root.real, found.rel)] = uri
+
+    def closed(self, uri: str) -> None:
+        self._open = {k: v for k, v in self._open.items() if v != uri}
+
+    def open_uri(self, vault: Vault, rel: str) -> str | None:
+        return self._open.get((vault.root.real, rel))
+
+    def open_uris(self) -> list[str]:
+        return list(self._open.values())
+
+    # -- diagnostics --------------------------------------------------------------------------
+
+    def schedule_check(self, uri: str, delay: float) -> None:
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        loop = asyncio.get_running_loop()
+        self._pending[uri] = loop.call_later(delay, self.publish, uri)
+
+    def publish(self, uri: str) -> None:
+        self._pending.pop(uri, None)
+        found = self.doc(uri)
+        if found is None or uri not in self._open.values():
+            return
+        scope, rel = found
+        doc = self.workspace.get_text_document(uri)
+        if not rel.lower().endswith((".md", ".markdown")):
+            return
+        try:
+            result = scope.vault.call("note.check", {"path": rel, "text": doc.source})
+        except SidecarError as exc:
+            log.warning("note.check failed for %s: %s", rel, exc)
+            return
+        lines = split_lines(doc.source)
+        diagnostics = [scope.diagnostic(lines, f) for f in result["findings"]]
+        self.text_document_publish_diagnostics(
+            t.PublishDiagnosticsParams(uri, diagnostics, version=doc.version)
+        )
+
+
+class Scope:
+    """One request's view: its vault, and the server's documents and position encoding."""
+
+    def __init__(self, ls: SidecarServer, vault: Vault) -> None:
+        self.ls = ls
+        self.vault = vault
 
     def uri(self, rel: str) -> str:
-        return str(from_fs_path(str(self.vault.abs(rel))))
-
-    def rel(self, uri: str) -> str | None:
-        path = to_fs_path(uri)
-        return self.vault.rel(path) if path else None
+        """The document's URI as the client opened it, else one for the file."""
+        return self.ls.open_uri(self.vault, rel) or self.vault.uri(rel)
 
     def open_doc(self, rel: str) -> Any:
-        return self.workspace.text_documents.get(self.uri(rel))
+        uri = self.ls.open_uri(self.vault, rel)
+        return self.ls.workspace.get_text_document(uri) if uri is not None else None
 
     def text(self, rel: str) -> str | None:
         doc = self.open_doc(rel)
@@ -57,43 +112,17 @@ class SidecarServer(LanguageServer):
         return doc.version if doc is not None else None
 
     def position(self, lines: Sequence[str], pos: t.Position) -> tuple[int, int]:
-        p = self.workspace.position_codec.position_from_client_units(list(lines), pos)
+        p = self.ls.workspace.position_codec.position_from_client_units(list(lines), pos)
         return p.line, p.character
 
     def range(self, lines: Sequence[str], line: int, start: int, end: int,
               end_line: int | None = None) -> t.Range:  # fmt: skip
         raw = t.Range(t.Position(line, start), t.Position(line if end_line is None else end_line,
                                                           end))  # fmt: skip
-        return self.workspace.position_codec.range_to_client_units(list(lines), raw)
+        return self.ls.workspace.position_codec.range_to_client_units(list(lines), raw)
 
     def link_range(self, lines: Sequence[str], link: LinkAt) -> t.Range:
         return self.range(lines, link.line, link.start, link.end)
-
-    # -- diagnostics --------------------------------------------------------------------------
-
-    def schedule_check(self, uri: str, delay: float) -> None:
-        pending = self._pending.pop(uri, None)
-        if pending is not None:
-            pending.cancel()
-        loop = asyncio.get_running_loop()
-        self._pending[uri] = loop.call_later(delay, self.publish, uri)
-
-    def publish(self, uri: str) -> None:
-        self._pending.pop(uri, None)
-        rel = self.rel(uri)
-        doc = self.workspace.text_documents.get(uri)
-        if rel is None or doc is None or not rel.endswith((".md", ".markdown")):
-            return
-        try:
-            result = self.vault.call("note.check", {"path": rel, "text": doc.source})
-        except SidecarError as exc:
-            log.warning("note.check failed for %s: %s", rel, exc)
-            return
-        lines = split_lines(doc.source)
-        diagnostics = [self.diagnostic(lines, f) for f in result["findings"]]
-        self.text_document_publish_diagnostics(
-            t.PublishDiagnosticsParams(uri, diagnostics, version=doc.version)
-        )
 
     def diagnostic(self, lines: Sequence[str], finding: dict[str, Any]) -> t.Diagnostic:
         link = finding_link(lines, finding)

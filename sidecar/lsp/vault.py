@@ -1,4 +1,4 @@
-"""The language server's view of the vault: the daemon (over its socket), the cached names, and
+"""The language server's view of one vault: the daemon (over its socket), the cached names, and
 the text of notes (the editor's buffer when open, else the file).
 
 The server never opens the index: every question about the graph goes to the daemon. Files are
@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Protocol
 
 from sidecar.errors import DaemonUnreachable
 from sidecar.lsp.names import Names
+from sidecar.lsp.uris import Root
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +28,8 @@ class Client(Protocol):
 class Vault:
     """One connection to the daemon, reopened once per call when it drops (a restart)."""
 
-    def __init__(self, root: Path, connect: Callable[[], Client]) -> None:
-        self.root = Path(os.path.realpath(root))
+    def __init__(self, root: Root, connect: Callable[[], Client]) -> None:
+        self.root = root
         self._connect = connect
         self._client: Client | None = None
         self._names = Names()
@@ -61,18 +61,16 @@ class Vault:
     # -- paths --------------------------------------------------------------------------------
 
     def rel(self, fs_path: str) -> str | None:
-        """Vault-relative ``/`` path of a file, or None outside the vault."""
-        try:
-            return Path(os.path.realpath(fs_path)).relative_to(self.root).as_posix()
-        except ValueError:
-            return None
+        """The vault path of a file, or None outside the vault."""
+        return self.root.rel(fs_path)
 
-    def abs(self, rel: str) -> Path:
-        return self.root / rel
+    def uri(self, rel: str) -> str:
+        return self.root.uri(rel)
 
     def read(self, rel: str) -> str | None:
         try:
-            return (self.root / rel).read_text("utf-8")
+            with open(os.path.join(self.root.real, rel), encoding="utf-8") as f:
+                return f.read()
         except (OSError, UnicodeDecodeError) as exc:
             log.warning("cannot read %s: %s", rel, exc)
             return None
