@@ -39,7 +39,8 @@ METHODS = [
     Method("note.links", LinksParams, lambda s, p: s.graph.links(p.note, p.depth, p.limit),
            "Outgoing links (valid or broken) and incoming links of a note."),
     Method("note.backlinks", NoteParams, lambda s, p: s.graph.backlinks(p.note),
-           "Notes linking here, with line and paragraph context."),
+           "Every link here, one row per occurrence (line, context, the link's span in it); "
+           "`sources` groups them per linking note with a count."),
     Method("graph.orphans", NoParams, lambda s, p: s.graph.orphans(),
            "Notes with no resolved link in or out."),
     Method("graph.neighbors", LinksParams, lambda s, p: s.graph.neighbors(p.note, p.depth, p.limit),

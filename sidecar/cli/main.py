@@ -184,9 +184,11 @@ def links(vault: str | None, as_json: bool, note: str, depth: int, limit: int) -
 @main.command()
 @common
 @click.argument("note")
-def backlinks(vault: str | None, as_json: bool, note: str) -> None:
-    """Notes that link to NOTE, with line and context."""
-    run_method(vault, as_json, "note.backlinks", {"note": note}, output.fmt_backlinks)
+@click.option("--grouped", is_flag=True, help="One line per linking note, with its count.")
+def backlinks(vault: str | None, as_json: bool, note: str, grouped: bool) -> None:
+    """Every link to NOTE, each with its line and context."""
+    fmt = output.fmt_backlink_sources if grouped else output.fmt_backlinks
+    run_method(vault, as_json, "note.backlinks", {"note": note}, fmt)
 
 
 @main.command()

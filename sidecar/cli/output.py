@@ -77,11 +77,24 @@ def fmt_links(r: dict[str, Any]) -> str:
 
 
 def fmt_backlinks(r: dict[str, Any]) -> str:
-    lines = [f"{len(r['backlinks'])} backlinks to {r['path']}"]
+    lines = [_backlinks_head(r)]
     for b in r["backlinks"]:
         context = " ".join(b["context"].split())[:160]
         lines.append(f"{b['source']}:{b['line']}  [{b['relation']}]  {context}")
     return "\n".join(lines)
+
+
+def fmt_backlink_sources(r: dict[str, Any]) -> str:
+    lines = [_backlinks_head(r)]
+    for g in r["sources"]:
+        lines.append(f"{g['count']:>4}  {g['source']}  [{', '.join(g['relations'])}]")
+    return "\n".join(lines)
+
+
+def _backlinks_head(r: dict[str, Any]) -> str:
+    n, notes = len(r["backlinks"]), len(r["sources"])
+    return (f"{n} link{'s' * (n != 1)} from {notes} note{'s' * (notes != 1)} to "
+            f"{r['path']}")  # fmt: skip
 
 
 def fmt_list(key: str) -> Formatter:

@@ -10,7 +10,6 @@ then thrown away.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import ChainMap
 from typing import Any
 
@@ -22,9 +21,9 @@ from sidecar.core.model import Block, Edge, LinkRef, NoteRecord
 from sidecar.core.note import content_hash, parse_note
 from sidecar.core.relations import Taxonomy
 from sidecar.core.resolve import Resolution, resolve_links
+from sidecar.services.occurrences import occurrences
 from sidecar.services.state import IndexState
 
-_DENDRON_URI = re.compile(r"^dendron://[^/]*/")
 GRAPH_RULES = tuple(r for r in RULE_IDS if r not in LOCAL_RULES)
 
 
@@ -100,26 +99,9 @@ def _anchor_line(note: NoteRecord, key: str) -> int | None:
 def references(state: IndexState, path: str, heading: str | None = None) -> dict[str, Any]:
     """Every link to ``path`` as written, not deduplicated (an edge keeps one line per target
     and relation; a rename has to edit them all), optionally only those to one heading."""
-    wanted = heading_key(heading) if heading else None
-    out: list[dict[str, Any]] = []
     with state.lock:
-        sources = sorted({e.source for e in state.graph.inc.get(path, [])} | {path})
-        for source in sources:
-            note = state.notes.get(source)
-            for link in note.links if note else ():
-                res = state.catalog.resolve(link, source)
-                if res.target != path:
-                    continue
-                anchor = link.label.partition("#")[2] if res.swapped else link.anchor
-                key = anchor_key(anchor) if anchor else None
-                if wanted is not None and key != wanted:
-                    continue
-                written = link.label.partition("#")[0] if res.swapped else link.target
-                written = _DENDRON_URI.sub("", written.strip())
-                out.append({"source": source, "line": link.line, "relation": link.relation,
-                            "target": written, "anchor": anchor, "swapped": res.swapped,
-                            "wikilink": link.wikilink, "context": link.context})  # fmt: skip
-    return {"path": path, "heading": heading, "references": out}
+        rows = occurrences(state, path, heading)
+    return {"path": path, "heading": heading, "references": rows}
 
 
 def check(

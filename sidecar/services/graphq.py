@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from sidecar.core.graph import Step
 from sidecar.core.model import Edge, LinkRef
 from sidecar.errors import NoteNotFound, PathOutsideVault, UsageError
+from sidecar.services.occurrences import grouped, occurrences
 from sidecar.services.state import IndexState
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -104,8 +105,12 @@ class GraphQueries:
 
     @locked
     def backlinks(self, note: str) -> dict[str, Any]:
+        """Every occurrence of a link here (``backlinks``) and the same per source note with a
+        count (``sources``), as Obsidian's pane lists each line under its note."""
         path = self.note(note)
-        return {"path": path, "backlinks": [_incoming(e) for e in self.state.graph.incoming(path)]}
+        rows = occurrences(self.state, path)
+        rows = [r for r in rows if r["source"] != path]  # a note's links to itself are no backlinks
+        return {"path": path, "backlinks": rows, "sources": grouped(rows)}
 
     @locked
     def orphans(self) -> dict[str, Any]:

@@ -1,0 +1,80 @@
+"""Every link to a note as written: one row per occurrence, each with its own line and context.
+
+The graph keeps one edge per (target, relation) per source note, which is what traversal and
+lint need; a reader of backlinks (Obsidian's pane, LSP references, a rename) needs every place a
+note is linked. Each source note's links are kept in the index as parsed, so the occurrences are
+its links that resolve to the note, re-resolved from the live catalog: nothing extra is stored.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import unquote
+
+from sidecar.core.anchors import anchor_key, heading_key
+from sidecar.services.state import IndexState
+
+_DENDRON_URI = re.compile(r"^dendron://[^/]*/")
+_LINK = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]|!?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\(\s*<?([^)>\s]+)")
+
+
+def occurrences(state: IndexState, path: str, heading: str | None = None) -> list[dict[str, Any]]:
+    """Links to ``path`` (optionally to one heading of it), by source and line; the caller holds
+    ``state.lock``. ``match`` is the link's ``[start, end)`` in ``context`` when it is there."""
+    wanted = heading_key(heading) if heading else None
+    out: list[dict[str, Any]] = []
+    sources = sorted({e.source for e in state.graph.inc.get(path, [])} | {path})
+    for source in sources:
+        note = state.notes.get(source)
+        seen: dict[tuple[int, str], int] = {}  # (line, written): links found so far there
+        for link in note.links if note else ():
+            res = state.catalog.resolve(link, source)
+            if res.target != path:
+                continue
+            anchor = link.label.partition("#")[2] if res.swapped else link.anchor
+            if wanted is not None and (anchor_key(anchor) if anchor else None) != wanted:
+                continue
+            written = link.label.partition("#")[0] if res.swapped else link.target
+            written = _DENDRON_URI.sub("", written.strip())
+            nth = seen.get((link.line, written.lower()), 0)
+            seen[(link.line, written.lower())] = nth + 1
+            out.append({"source": source, "line": link.line, "relation": link.relation,
+                        "target": written, "text": link.text, "anchor": anchor,
+                        "swapped": res.swapped, "wikilink": link.wikilink, "embed": link.embed,
+                        "context": link.context,
+                        "match": match_in(link.context, written, nth)})  # fmt: skip
+    return out
+
+
+def grouped(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The occurrences per source note, with a count (for clients that list notes, not links)."""
+    by_source: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        entry = by_source.setdefault(row["source"], {"source": row["source"], "count": 0,
+                                                     "relations": [], "lines": []})  # fmt: skip
+        entry["count"] += 1
+        entry["lines"].append(row["line"])
+        if row["relation"] not in entry["relations"]:
+            entry["relations"].append(row["relation"])
+    return list(by_source.values())
+
+
+def match_in(context: str, written: str, nth: int = 0) -> list[int] | None:
+    """Where the ``nth`` link naming ``written`` sits in ``context``, for highlighting."""
+    key = written.strip().lower()
+    found = 0
+    for m in _LINK.finditer(context):
+        inner = m.group(1)
+        if inner is not None:
+            name = re.split(r"[|#]", inner, maxsplit=1)[0]
+            label = inner.partition("|")[2].partition("#")[0]
+            names = {name.strip().lower(), label.strip().lower()}
+        else:
+            names = {unquote(m.group(2).partition("#")[0]).strip().lower()}
+        if key in names or any(n.endswith("/" + key) for n in names):
+            if found == nth:
+                end = context.find(")", m.end()) + 1 if inner is None else m.end()
+                return [m.start(), end or m.end()]
+            found += 1
+    return None
