@@ -204,7 +204,7 @@ export type MemoryWriteParams = {
   on_duplicate?: "reject" | "contradicts";
 };
 
-/** Params of `note.backlinks`: Notes linking here, with line and paragraph context. */
+/** Params of `note.backlinks`: Every link here, one row per occurrence (line, context, the link's span in it); `sources` groups them per linking note with a count. */
 export type NoteBacklinksParams = {
   /** Vault-relative path (with or without .md), or a unique note name. */
   note: string;
@@ -400,7 +400,7 @@ export const METHOD_INFO: { readonly [M in MethodName]: { readonly summary: stri
   "memory.list": { summary: "Memory entries, newest first.", readOnly: true },
   "memory.search": { summary: "Find memory entries by words or meaning.", readOnly: true },
   "memory.write": { summary: "Write a memory entry (near-duplicates refused).", readOnly: false },
-  "note.backlinks": { summary: "Notes linking here, with line and paragraph context.", readOnly: true },
+  "note.backlinks": { summary: "Every link here, one row per occurrence (line, context, the link's span in it); `sources` groups them per linking note with a count.", readOnly: true },
   "note.check": { summary: "Lint findings for a note's unsaved text (parsed in memory; nothing is written).", readOnly: true },
   "note.edges": { summary: "Semantic edges of a note: link context, cluster label, strength.", readOnly: true },
   "note.links": { summary: "Outgoing links (valid or broken) and incoming links of a note.", readOnly: true },
