@@ -25,13 +25,16 @@ if TYPE_CHECKING:
               "editor's workspace folders, else the vault around each document).")  # fmt: skip
 @click.option("--stdio", is_flag=True, help="Accepted for editors that pass it; stdio is the "
               "only transport.")  # fmt: skip
-def lsp(vault: str | None, stdio: bool) -> None:
+@click.option("--no-autostart", is_flag=True, help="Never start a daemon (else `sidecar serve` "
+              "is started, detached, for a vault no daemon serves; also initializationOptions "
+              "{autostart: false}).")  # fmt: skip
+def lsp(vault: str | None, stdio: bool, no_autostart: bool) -> None:
     """Serve the Language Server Protocol over stdio (links, backlinks, lint)."""
     from sidecar.lsp.features import build
     from sidecar.lsp.vaults import Vaults
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    server = build(Vaults(open_vault, fallback(), pinned=vault))
+    server = build(Vaults(open_vault, fallback(), pinned=vault), autostart=not no_autostart)
     try:
         server.start_io()
     finally:

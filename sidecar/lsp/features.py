@@ -21,6 +21,7 @@ from sidecar.lsp import complete, navigate
 from sidecar.lsp import edits as e
 from sidecar.lsp.names import Names
 from sidecar.lsp.server import DEBOUNCE_S, Scope, SidecarServer, finding_link
+from sidecar.lsp.startup import Startup
 from sidecar.lsp.text import headings, split_lines
 from sidecar.lsp.uris import to_path
 from sidecar.lsp.vault import Vault
@@ -53,8 +54,9 @@ def quiet(default: Any) -> Callable[[Callable[..., R]], Callable[..., R]]:
     return wrap
 
 
-def build(vaults: Vaults) -> SidecarServer:
+def build(vaults: Vaults, autostart: bool = True) -> SidecarServer:
     ls = SidecarServer(vaults)
+    startup = Startup(ls, autostart)
 
     def where(uri: str, pos: t.Position) -> tuple[Scope, str, list[str], int, int] | None:
         found = ls.doc(uri)
@@ -71,26 +73,39 @@ def build(vaults: Vaults) -> SidecarServer:
         if not folders:
             folders = [to_path(params.root_uri) if params.root_uri else params.root_path]
         vaults.name(f for f in folders if f)
+        options = params.initialization_options
+        if isinstance(options, dict) and options.get("autostart") is False:
+            startup.autostart = False
+
+    @ls.feature(t.INITIALIZED)
+    def initialized(ls_: SidecarServer, params: t.InitializedParams) -> None:
+        for vault in vaults.named.values():
+            startup.ensure(vault)
 
     @ls.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(ls_: SidecarServer, params: t.DidChangeWorkspaceFoldersParams) -> None:
         for folder in params.event.removed:
             path = to_path(folder.uri)
-            if path and vaults.remove(path) is not None:
+            gone = vaults.remove(path) if path else None
+            if gone is not None:
+                startup.forget(gone)
                 for uri in ls.open_uris():
                     if ls.doc(uri) is None:  # no vault now: its diagnostics go
                         ls.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri, []))
         for folder in params.event.added:
             path = to_path(folder.uri)
             if path:
-                vaults.add(path)
+                startup.ensure(vaults.add(path))
         for uri in ls.open_uris():
             ls.schedule_check(uri, 0)
 
     @ls.feature(t.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls_: SidecarServer, params: t.DidOpenTextDocumentParams) -> None:
         ls.opened(params.text_document.uri)
-        ls.schedule_check(params.text_document.uri, 0)
+        found = ls.doc(params.text_document.uri)
+        if found is not None:
+            startup.ensure(found[0].vault)
+            ls.schedule_check(params.text_document.uri, 0)
 
     @ls.feature(t.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls_: SidecarServer, params: t.DidCloseTextDocumentParams) -> None:

@@ -28,9 +28,15 @@ class Client(Protocol):
 class Vault:
     """One connection to the daemon, reopened once per call when it drops (a restart)."""
 
-    def __init__(self, root: Root, connect: Callable[[], Client]) -> None:
+    def __init__(
+        self,
+        root: Root,
+        connect: Callable[[], Client],
+        start: Callable[[Callable[[str], None]], None] | None = None,
+    ) -> None:
         self.root = root
         self._connect = connect
+        self.start = start  # starts its daemon and waits until it serves (progress lines)
         self._client: Client | None = None
         self._names = Names()
 
@@ -45,6 +51,21 @@ class Vault:
         if self._client is None:
             self._client = self._connect()
         return self._client
+
+    def probe(self) -> str:
+        """``ready``, ``indexing`` (serving, first index pass not done) or ``down``; on a
+        connection of its own, so a worker thread may ask while requests use the main one."""
+        try:
+            client = self._connect()
+        except DaemonUnreachable:
+            return "down"
+        try:
+            ready = client.call("index.status")["daemon"]["ready"]
+        except DaemonUnreachable:
+            return "down"
+        finally:
+            client.close()
+        return "ready" if ready else "indexing"
 
     def close(self) -> None:
         if self._client is not None:
