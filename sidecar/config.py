@@ -43,7 +43,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("daemon.compact_idle_seconds", 60, "Compact the index after this long without writes."),
     Setting("daemon.bulk_index_notes", 2000, "At start-up, index this many changed notes or more "
             "in a child process, so the daemon's heap stays as small as after a restart (0: never)."),
-    Setting("daemon.socket_path", "", "Unix socket path; empty means $XDG_RUNTIME_DIR/sidecar/."),
+    Setting("daemon.socket_path", "", "Unix socket path; empty means $XDG_RUNTIME_DIR/sidecar/ "
+            "(else /run/user/<uid>/sidecar/, else ~/.local/share/sidecar/<vault-id>/sock/)."),
+    Setting("daemon.autostart", False, "When no daemon serves the vault, a command starts one "
+            "(detached, logging to daemon.log in the data dir) instead of running in-process."),
     Setting("lint.severity", {}, "Per rule: error, warning, info or off, e.g. {orphan = \"off\"}."),
     Setting("lint.schedule", "0 3 * * *", "When the daemon lints the graph (cron, UTC); a run "
             "missed while the machine slept happens at the next start."),
@@ -148,25 +151,34 @@ def _from_file(path: Path) -> dict[str, Any]:
     return out
 
 
+_BOOLEANS = {"1": True, "true": True, "yes": True, "on": True,
+             "0": False, "false": False, "no": False, "off": False, "": False}  # fmt: skip
+
+
 def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, default in _DEFAULTS.items():
-        raw = env.get("SIDECAR_" + key.replace(".", "_").upper())
+        name = "SIDECAR_" + key.replace(".", "_").upper()
+        raw = env.get(name)
         if raw is None:
             continue
         if isinstance(default, dict):
             try:
                 table = tomllib.loads(f"v = {raw}")["v"]
             except tomllib.TOMLDecodeError as exc:
-                raise UsageError(f"SIDECAR_{key.upper()} must be an inline TOML table") from exc
+                raise UsageError(f"{name} must be an inline TOML table") from exc
             out[key] = table
         elif isinstance(default, list):
             out[key] = [p for p in raw.split(",") if p]
+        elif isinstance(default, bool):
+            if raw.strip().lower() not in _BOOLEANS:
+                raise UsageError(f"{name} must be true or false")
+            out[key] = _BOOLEANS[raw.strip().lower()]
         elif isinstance(default, int):
             try:
                 out[key] = int(raw)
             except ValueError as exc:
-                raise UsageError(f"SIDECAR_{key.upper()} must be a whole number") from exc
+                raise UsageError(f"{name} must be a whole number") from exc
         else:
             out[key] = raw
     if env.get("SIDECAR_DATA_DIR"):

@@ -54,7 +54,10 @@ def daemon_env(state: Path, debounce_ms: int = 100, model: str = "tiny") -> dict
 
 def start(vault: Path, env: dict[str, str], *, wait: float = 60) -> RunningDaemon:
     """Logs go to a file beside the vault: a pipe nobody reads would block a chatty daemon."""
-    log = Path(env["XDG_RUNTIME_DIR"]).parent / f"daemon-{time.monotonic_ns()}.log"
+    beside = (
+        Path(env["XDG_RUNTIME_DIR"]).parent if env.get("XDG_RUNTIME_DIR") else Path(env["HOME"])
+    )
+    log = beside / f"daemon-{time.monotonic_ns()}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "sidecar", "serve", "--vault", str(vault)],

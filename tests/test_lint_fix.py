@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sidecar.api import Registry, build_registry, lint_methods
-from sidecar.cli import client as cli_client
+from sidecar.cli import inprocess as cli_client
 from sidecar.cli.lint_cmd import lint as lint_cmd
 from sidecar.core.fix import add_relation, basename_counts, link_name, unified_diff
 from sidecar.core.frontmatter import load_frontmatter

@@ -26,7 +26,7 @@ from sidecar.errors import (
     SidecarError,
     UsageError,
 )
-from sidecar.transports.unix import RpcClient, RpcServer, default_socket_path, is_serving
+from sidecar.transports.unix import RpcClient, RpcServer, is_serving
 from tests.conftest import require
 
 T = TypeVar("T")
@@ -409,16 +409,3 @@ def test_client_without_daemon(tmp_short: Path) -> None:
     with pytest.raises(DaemonUnreachable, match="no daemon"):
         RpcClient(tmp_short / "missing.sock")
     assert not is_serving(tmp_short / "missing.sock")
-
-
-def test_default_socket_path(monkeypatch: pytest.MonkeyPatch, tmp_short: Path) -> None:
-    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1000")
-    assert default_socket_path("abc123", tmp_short) == Path("/run/user/1000/sidecar/abc123.sock")
-    monkeypatch.setenv("XDG_RUNTIME_DIR", "/r" + "x" * 100)
-    assert default_socket_path("abc123", tmp_short) == tmp_short / "sock" / "s"
-    deep = Path("/home") / ("y" * 120)
-    assert default_socket_path("abc123", deep) == Path(f"/tmp/sidecar-{os.getuid()}/abc123.sock")
-    monkeypatch.delenv("XDG_RUNTIME_DIR")
-    assert default_socket_path("abc123", tmp_short) == tmp_short / "sock" / "s"
-    with pytest.raises(UsageError, match="104"):
-        default_socket_path("v" * 100, deep)

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sidecar.cli.client import open_services
+from sidecar.cli.inprocess import open_services
 from sidecar.config import load_settings
 from sidecar.daemon.children import die_with
 from sidecar.daemon.heap import tune_allocators

@@ -1,96 +1,33 @@
-"""How a CLI command reaches the methods: the daemon's socket if one serves the vault, else an
-in-process ``Services`` holding the writer lock for the command's lifetime."""
+"""How a command reaches the methods: the daemon's socket when one serves the vault, else the
+index in-process (or a daemon started for the purpose, when ``daemon.autostart`` says so).
+
+The socket side imports only the socket client and the codec: a command answered by the
+daemon must start in milliseconds, so the store, the model and the services are imported (by
+``inprocess``) only when the command runs without a daemon.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from sidecar.api import Registry, build_registry
-from sidecar.config import Settings, model_cache_dir
-from sidecar.core.chunks import ChunkOptions
-from sidecar.daemon.app import socket_path_for
-from sidecar.embed import load_embedder
+from sidecar.config import Settings
 from sidecar.errors import DaemonUnreachable
-from sidecar.services.context import Services
-from sidecar.services.memory import memory_dir
-from sidecar.transports.unix import RpcClient, is_serving
+from sidecar.transports.autostart import start_daemon
+from sidecar.transports.unix_client import RpcClient
+from sidecar.transports.unix_path import find_daemon
+
+Notice = Callable[[str], None]
+AUTOSTART_SECONDS = 600  # a first index of a big vault; the daemon's progress is in its log
 
 
 class Client(Protocol):
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any: ...
 
     def close(self) -> None: ...
-
-
-class InProcessClient:
-    """Without a daemon, the command owns the index: it catches up with the vault (an
-    incremental pass, milliseconds when nothing changed) before answering a query, so answers
-    are never staler than the files."""
-
-    def __init__(self, settings: Settings, registry: Registry | None = None) -> None:
-        self.settings = settings
-        self.registry = registry or build_registry()
-        self._services: Services | None = None
-        self._fresh = False
-
-    @property
-    def services(self) -> Services:
-        if self._services is None:
-            # the same embedder as the daemon's, so vectors stay valid whichever process ran
-            self._services = open_services(self.settings)
-            if sys.stderr.isatty():
-                self._services.progress = progress_bar
-        return self._services
-
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        spec = self.registry.get(method)  # an unknown method fails before any work
-        if not self._fresh and not method.startswith("index."):
-            self.services.reindex()
-            self._fresh = True
-        if spec.needs_vectors and (params or {}).get("mode") != "lexical":
-            pending = self.services.store.count_pending()
-            if pending > 1000:
-                sys.stderr.write(f"embedding {pending} chunks first (the daemon does this in "
-                                 "the background; `sidecar index` does it up front)\n")  # fmt: skip
-            self.services.embed_stage.run(progress=self.services.progress)
-        return self.registry.call(self.services, method, params)
-
-    def close(self) -> None:
-        if self._services is not None:
-            self._services.close()
-            self._services = None
-
-
-def open_services(s: Settings) -> Services:
-    embedder = load_embedder(
-        str(s["embed.model"]),
-        batch_size=int(s["embed.batch_size"]),
-        threads=int(s["embed.threads"]),
-        cache_dir=model_cache_dir(os.environ),
-    )
-    services = Services.open(
-        s.vault,
-        s.data_dir,
-        ignore=list(s["index.ignore"]),
-        memory_folder=memory_dir(s.vault, str(s["memory.folder"])),
-        max_file_bytes=int(s["index.max_file_bytes"]),
-        chunk_options=ChunkOptions(int(s["chunk.max_chars"]), int(s["chunk.overlap_chars"])),
-        embedder=embedder,
-    )
-    services.settings = s
-    return services
-
-
-def progress_bar(done: int, total: int) -> None:
-    width = 30
-    filled = width * done // max(total, 1)
-    sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-    if done >= total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
 
 
 class SocketClient:
@@ -111,11 +48,30 @@ class SocketClient:
             self._client = None
 
 
-def connect(settings: Settings, *, require_daemon: bool = False) -> Client:
-    """The socket when a daemon answers there; else in-process (or DaemonUnreachable)."""
-    path = socket_path_for(settings)
-    if is_serving(path):
+def stderr_line(message: str) -> None:
+    sys.stderr.write(f"sidecar: {message}\n")
+    sys.stderr.flush()
+
+
+def connect(
+    settings: Settings, *, require_daemon: bool = False, autostart: bool | None = None,
+    notice: Notice | None = stderr_line,
+) -> Client:  # fmt: skip
+    """The socket when a daemon answers there; else, with ``autostart`` (default: the
+    ``daemon.autostart`` setting), a daemon started now; else in-process, said in one line to
+    ``notice``; or ``DaemonUnreachable`` when ``require_daemon``."""
+    path = find_daemon(settings, os.environ)
+    if path is not None:
         return SocketClient(path)
     if require_daemon:
-        raise DaemonUnreachable(f"no sidecar daemon is serving {settings.vault} (socket {path})")
+        raise DaemonUnreachable(f"no sidecar daemon is serving {settings.vault}")
+    if settings["daemon.autostart"] if autostart is None else autostart:
+        # waits for the first index pass: a fresh daemon's empty index would answer wrongly
+        socket = start_daemon(settings, os.environ, timeout=AUTOSTART_SECONDS, wait_ready=True,
+                              progress=notice)  # fmt: skip
+        return SocketClient(socket)
+    if notice is not None:
+        notice("no daemon serves this vault; running in-process (`sidecar serve` starts one)")
+    from sidecar.cli.inprocess import InProcessClient
+
     return InProcessClient(settings)

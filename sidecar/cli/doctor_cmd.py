@@ -22,9 +22,8 @@ from sidecar.cli import output
 from sidecar.cli.base import common
 from sidecar.cli.client import connect
 from sidecar.config import Settings, find_vault, load_settings
-from sidecar.daemon.app import socket_path_for
 from sidecar.errors import SidecarError
-from sidecar.transports.unix import is_serving
+from sidecar.transports.unix_path import find_daemon, is_serving, socket_path_for
 
 Check = dict[str, Any]
 
@@ -42,7 +41,7 @@ def _problem(name: str, detail: str, fix: str, path: str = "") -> Check:
 
 
 def check_socket(settings: Settings) -> Check:
-    path = socket_path_for(settings)
+    path = find_daemon(settings, os.environ) or socket_path_for(settings, os.environ)
     if not path.exists():
         return _info("socket", f"no daemon running ({path}); commands run in-process")
     own = os.getuid()

@@ -12,14 +12,9 @@ import click
 
 from sidecar.cli import output
 from sidecar.cli.base import fail
-from sidecar.cli.client import connect, progress_bar
+from sidecar.cli.client import connect
 from sidecar.config import find_vault, load_settings, model_cache_dir
-from sidecar.embed import load_embedder
 from sidecar.errors import SidecarError, UsageError
-from sidecar.services.context import Services
-from sidecar.services.evaluate import SearchFn, evaluate
-from sidecar.services.search import Query
-from sidecar.store.beir import load_beir, load_vault_queries, write_corpus_vault
 
 MODES = ("lexical", "semantic", "hybrid")
 
@@ -60,6 +55,8 @@ def eval_command(directory: str | None, vault: str | None, queries_file: str | N
                  abstain_below: float, model: str | None, as_json: bool) -> None:  # fmt: skip
     """Retrieval metrics (nDCG@10, Recall@5/10, MRR, latency) on a BEIR-layout DIR, or on
     --vault with --queries."""
+    from sidecar.cli.inprocess import progress_bar  # the store and the model: imported here
+
     chosen = list(modes) or list(MODES)
     progress = progress_bar if sys.stderr.isatty() else None
     try:
@@ -77,6 +74,12 @@ def eval_command(directory: str | None, vault: str | None, queries_file: str | N
 
 def _beir(root: Path, modes: list[str], max_q: int, floor: float, model: str | None,
           progress: Any) -> dict[str, Any]:  # fmt: skip
+    from sidecar.embed import load_embedder
+    from sidecar.services.context import Services
+    from sidecar.services.evaluate import evaluate
+    from sidecar.services.search import Query
+    from sidecar.store.beir import load_beir, write_corpus_vault
+
     corpus, queries = load_beir(root)
     queries = queries[:max_q] if max_q else queries
     spec = model or os.environ.get("SIDECAR_EMBED_MODEL", "minilm")
@@ -103,6 +106,9 @@ def _beir(root: Path, modes: list[str], max_q: int, floor: float, model: str | N
 
 def _vault(vault: str, path: Path, split: str, modes: list[str], max_q: int, floor: float,
            progress: Any) -> dict[str, Any]:  # fmt: skip
+    from sidecar.services.evaluate import SearchFn, evaluate
+    from sidecar.store.beir import load_vault_queries
+
     queries = load_vault_queries(path, split)
     queries = queries[:max_q] if max_q else queries
     client = connect(load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ))

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import click
 
 from sidecar.config import find_vault, load_settings
-from sidecar.daemon.app import socket_path_for
 from sidecar.errors import DaemonUnreachable, SidecarError
+from sidecar.transports.unix_path import find_daemon, socket_path_for
 
 if TYPE_CHECKING:
     from sidecar.lsp.uris import Root
@@ -52,14 +52,24 @@ def fallback() -> list[str]:
 
 def open_vault(root: Root) -> Vault:
     from sidecar.lsp.vault import Vault
-    from sidecar.transports.unix import RpcClient
+    from sidecar.transports.autostart import start_daemon
+    from sidecar.transports.unix_client import RpcClient
 
     try:
-        socket = socket_path_for(load_settings(Path(root.real), os.environ))
+        settings = load_settings(Path(root.real), os.environ)
+        socket_path_for(settings, os.environ)  # a vault whose socket cannot exist fails here
     except SidecarError as exc:  # an unreadable config: the features stay quiet, the log says why
         logging.getLogger(__name__).warning("%s: %s", root.named, exc)
         return Vault(root, _unreachable(str(exc)))
-    return Vault(root, lambda: RpcClient(socket, timeout=10.0))
+
+    def connect() -> Client:  # looked up at each connect: a daemon may have started since
+        path = find_daemon(settings, os.environ) or socket_path_for(settings, os.environ)
+        return RpcClient(path, timeout=10.0)
+
+    def start(progress: Callable[[str], None]) -> None:
+        start_daemon(settings, os.environ, timeout=600, wait_ready=True, progress=progress)
+
+    return Vault(root, connect, start)
 
 
 def _unreachable(why: str) -> Callable[[], Client]:

@@ -6,7 +6,6 @@ Errors go to stderr as one line (and under ``--json`` also as a JSON document on
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -17,10 +16,8 @@ from typing import Any
 import click
 
 from sidecar import profiling
-from sidecar.api import build_registry
 from sidecar.cli import agent_cmd, memory_cmd, output
 from sidecar.cli.base import common, fail, run_method
-from sidecar.cli.client import open_services
 from sidecar.cli.doctor_cmd import doctor
 from sidecar.cli.eval_cmd import eval_command
 from sidecar.cli.graph_cmd import (
@@ -36,10 +33,8 @@ from sidecar.cli.lint_cmd import lint
 from sidecar.cli.lsp_cmd import lsp
 from sidecar.cli.service_cmd import service
 from sidecar.config import config_path, find_vault, load_settings, render_config
-from sidecar.daemon.app import Daemon, socket_path_for
-from sidecar.daemon.heap import reexec_with_malloc_env, tune_allocators
 from sidecar.errors import SidecarError, StoreLocked, UsageError
-from sidecar.transports.unix import is_serving
+from sidecar.transports.unix_path import find_daemon, socket_path_for
 
 NEIGHBOUR_LIMIT = click.option(
     "--limit", type=click.IntRange(1, 100_000), default=500, show_default=True,
@@ -243,14 +238,21 @@ def dangling(vault: str | None, as_json: bool) -> None:
 @common
 def serve(vault: str | None, as_json: bool) -> None:
     """Run the daemon: watch the vault, keep the index fresh, serve the socket."""
+    import asyncio
+
+    from sidecar.api import build_registry
+    from sidecar.cli.inprocess import open_services
+    from sidecar.daemon.app import Daemon
+    from sidecar.daemon.heap import reexec_with_malloc_env, tune_allocators
+
     reexec_with_malloc_env()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every job run at INFO
     try:
         settings = load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ)
-        path = socket_path_for(settings)
-        if is_serving(path):
+        path = find_daemon(settings, os.environ)
+        if path is not None:
             raise StoreLocked(f"a sidecar daemon is already serving {settings.vault} at {path}")
         tune_allocators()
         services = open_services(settings)
@@ -272,8 +274,9 @@ def where(vault: str | None, as_json: bool) -> None:
         settings = load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ)
     except SidecarError as exc:
         fail(exc, as_json)
-    path = socket_path_for(settings)
-    result = {"socket": str(path), "serving": is_serving(path), "vault": str(settings.vault),
+    serving = find_daemon(settings, os.environ)
+    path = serving or socket_path_for(settings, os.environ)
+    result = {"socket": str(path), "serving": serving is not None, "vault": str(settings.vault),
               "data_dir": str(settings.data_dir)}  # fmt: skip
     output.emit(result, as_json, lambda r: r["socket"])
 

@@ -19,7 +19,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -38,7 +37,8 @@ from sidecar.daemon.writer import Writer
 from sidecar.errors import SidecarError
 from sidecar.services.context import Services
 from sidecar.services.indexer import IndexReport
-from sidecar.transports.unix import RpcServer, default_socket_path
+from sidecar.transports.unix import RpcServer
+from sidecar.transports.unix_path import socket_path_for
 
 _log = logging.getLogger("sidecar.daemon")
 
@@ -57,20 +57,13 @@ def warm(services: Services) -> None:
         services.state.facts(taxonomy_of(services))
 
 
-def socket_path_for(settings: Settings) -> Path:
-    configured = str(settings["daemon.socket_path"])
-    if configured:
-        return Path(configured).expanduser()
-    return default_socket_path(settings.vault_id, settings.data_dir)
-
-
 class Daemon:
     def __init__(self, settings: Settings, services: Services, registry: Registry) -> None:
         self.settings = settings
         self.services = services
         self.registry = registry
         services.settings = settings
-        self.socket_path = socket_path_for(settings)
+        self.socket_path = socket_path_for(settings, os.environ)
         self.debouncer = Debouncer(int(settings["watch.debounce_ms"]) / 1000, time.monotonic)
         self.writer = Writer()
         self.server = RpcServer(self.socket_path, self.dispatch)

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from sidecar.config import Settings
-from sidecar.daemon.app import socket_path_for
 from sidecar.daemon.service_render import render_plist, render_unit, systemd_escape_path
 from sidecar.errors import SidecarError, UsageError
+from sidecar.transports.unix_path import socket_path_for
 
 Platform = Literal["linux", "macos"]
 LABEL_PREFIX = "com.vaultsidecar.sidecar."
@@ -104,7 +104,7 @@ def _systemd(
             f"the vault path is too long for a systemd unit name "
             f"({len(name)} > {UNIT_NAME_MAX} characters once escaped)"
         )
-    socket_dir = socket_path_for(settings).parent
+    socket_dir = socket_path_for(settings, env).parent
     in_runtime = socket_dir == Path(env.get("XDG_RUNTIME_DIR") or "/-", "sidecar")
     extra = [] if in_runtime or socket_dir.is_relative_to(settings.data_dir) else [socket_dir]
     pinned = {}

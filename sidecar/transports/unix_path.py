@@ -12,36 +12,90 @@ import os
 import socket
 import stat
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
+from sidecar.config import Settings
 from sidecar.errors import SidecarError, UsageError
 
-__all__ = ["bind_private_socket", "default_socket_path", "is_serving"]
+__all__ = [
+    "bind_private_socket",
+    "default_socket_path",
+    "find_daemon",
+    "is_serving",
+    "runtime_dir",
+    "socket_candidates",
+    "socket_path_for",
+]
 
 SUN_PATH = 108 if sys.platform.startswith("linux") else 104
 _DEFAULT_MAX = 100  # bytes: a margin below the smallest sun_path for the paths we choose
 
 
-def default_socket_path(vault_id: str, data_dir: Path) -> Path:
-    """Where the daemon for ``vault_id`` listens: the runtime dir, else ``data_dir``, else /tmp.
+def runtime_dir(env: Mapping[str, str], run_user: Path = Path("/run/user")) -> Path | None:
+    """``$XDG_RUNTIME_DIR``, else ``/run/user/<uid>`` when it exists and is ours.
 
-    ``data_dir`` is the vault's own data directory (``$XDG_DATA_HOME/sidecar/<vault-id>``), so
-    its fallback needs no vault id and stays short. ``/tmp`` comes last because it is shared:
-    the bind step refuses a directory there that is not ours and private.
+    That directory is the one systemd-logind makes and names in ``XDG_RUNTIME_DIR``, so a client
+    started without the variable (the MCP SDK passes only HOME, PATH, SHELL and TERM to its
+    servers) still finds the daemon a login shell or the user's service manager started.
+    """
+    if env.get("XDG_RUNTIME_DIR"):
+        return Path(env["XDG_RUNTIME_DIR"])
+    user = run_user / str(os.getuid())
+    try:
+        st = os.stat(user)
+    except OSError:
+        return None
+    return user if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() else None
+
+
+def socket_candidates(vault_id: str, env: Mapping[str, str]) -> list[Path]:
+    """Where the daemon for ``vault_id`` may listen, in order: the runtime dir, then a folder
+    derived from HOME alone (not ``$XDG_DATA_HOME``, which a client may not have), then
+    ``/tmp``. The daemon binds the first; a client takes the first that answers. Paths too
+    long for AF_UNIX are left out.
+
+    ``/tmp`` comes last because it is shared: the bind step refuses a directory there that is
+    not ours and private.
     """
     candidates = []
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime:
-        candidates.append(Path(runtime) / "sidecar" / f"{vault_id}.sock")
-    candidates.append(Path(data_dir) / "sock" / "s")
+    runtime = runtime_dir(env)
+    if runtime is not None:
+        candidates.append(runtime / "sidecar" / f"{vault_id}.sock")
+    home = Path(env.get("HOME") or Path.home())
+    candidates.append(home / ".local" / "share" / "sidecar" / vault_id / "sock" / "s")
     candidates.append(Path("/tmp") / f"sidecar-{os.getuid()}" / f"{vault_id}.sock")
-    for path in candidates:
-        if len(os.fsencode(path)) < _DEFAULT_MAX:
-            return path
-    raise UsageError(
-        f"no socket path under {_DEFAULT_MAX} bytes is possible for vault id {vault_id!r} "
-        f"(AF_UNIX paths are limited to about 104 bytes); pass a shorter socket path"
-    )
+    return [p for p in candidates if len(os.fsencode(p)) < _DEFAULT_MAX]
+
+
+def default_socket_path(vault_id: str, env: Mapping[str, str]) -> Path:
+    """Where the daemon for ``vault_id`` binds: the first candidate."""
+    candidates = socket_candidates(vault_id, env)
+    if not candidates:
+        raise UsageError(
+            f"no socket path under {_DEFAULT_MAX} bytes is possible for vault id {vault_id!r} "
+            "(AF_UNIX paths are limited to about 104 bytes); set daemon.socket_path"
+        )
+    return candidates[0]
+
+
+def socket_path_for(settings: Settings, env: Mapping[str, str]) -> Path:
+    """Where this vault's daemon binds: ``daemon.socket_path`` if set, else the default."""
+    configured = str(settings["daemon.socket_path"])
+    if configured:
+        return Path(configured).expanduser()
+    return default_socket_path(settings.vault_id, env)
+
+
+def find_daemon(settings: Settings, env: Mapping[str, str]) -> Path | None:
+    """The socket of a daemon serving this vault, or None. A socket file whose daemon died
+    refuses at once (ECONNREFUSED), so a stale one costs microseconds, never a wait."""
+    configured = str(settings["daemon.socket_path"])
+    if configured:
+        candidates = [Path(configured).expanduser()]
+    else:
+        candidates = socket_candidates(settings.vault_id, env)
+    return next((p for p in candidates if is_serving(p)), None)
 
 
 def is_serving(path: Path | str, timeout: float = 1.0) -> bool:

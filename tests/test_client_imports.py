@@ -1,0 +1,142 @@
+"""The client side is light: whatever only talks to the daemon (the CLI over the socket,
+``sidecar rpc``, the agent hooks, ``sidecar mcp``, ``sidecar lsp``) must not import the store, the
+model, the watcher or the scheduler. Each entry point runs for real in a subprocess, against the
+real daemon, and reports ``sys.modules`` as it exits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLE_VAULT
+from tests.daemon_harness import RunningDaemon, running
+
+HEAVY = ("lancedb", "pyarrow", "numpy", "onnxruntime", "tokenizers", "watchdog", "apscheduler")
+# our own layers behind the daemon: importing them is how the heavy ones used to come in
+OURS = ("sidecar.store", "sidecar.services", "sidecar.embed", "sidecar.daemon.app")
+
+# Runs the console script's ``main`` in this interpreter and writes the loaded modules on the
+# way out, whichever way it leaves (``SystemExit`` included).
+PRELUDE = """
+import json, sys
+out, sys.argv = sys.argv[1], ["sidecar", *sys.argv[2:]]
+try:
+    from sidecar.cli.main import main
+    main()
+finally:
+    with open(out, "w") as f:
+        json.dump(sorted(sys.modules), f)
+"""
+
+
+@pytest.fixture(scope="module")
+def daemon() -> Iterator[RunningDaemon]:
+    with running(EXAMPLE_VAULT) as d:
+        yield d
+
+
+def heavy_in(modules: list[str]) -> list[str]:
+    return sorted(
+        m for m in modules
+        if m.split(".")[0] in HEAVY or any(m == o or m.startswith(o + ".") for o in OURS)
+    )  # fmt: skip
+
+
+def start(d: RunningDaemon, tmp: Path, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
+    out = tmp / "modules.json"
+    vault = [] if args == ("--help",) else ["--vault", str(d.vault)]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PRELUDE, str(out), *args, *vault],
+        env=d.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    return proc, out
+
+
+def finish(proc: subprocess.Popen[bytes], out: Path, stdin: bytes = b"") -> tuple[bytes, list[str]]:
+    stdout, stderr = proc.communicate(stdin, timeout=60)
+    assert out.exists(), stderr.decode()
+    modules: list[str] = json.loads(out.read_text())
+    return stdout, modules
+
+
+COMMANDS = {
+    "backlinks": (["backlinks", "Auth Service"], b"", b"Session Store"),
+    "search --lexical": (["search", "sessions", "--lexical"], b"", b"ADR"),
+    "rpc": (["rpc", "note.backlinks", '{"note": "Auth Service"}'], b"", b'"backlinks"'),
+    "session-start --hook": (["session-start", "--hook", "--json"], b"{}", b'"text"'),
+    "recall --hook": (
+        ["recall", "--hook", "--json"],
+        b'{"prompt": "where do we keep session data now?"}',
+        b'"abstained"',
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_commands_through_the_daemon_import_nothing_heavy(
+    daemon: RunningDaemon, tmp_path: Path, name: str
+) -> None:
+    args, stdin, expect = COMMANDS[name]
+    proc, out = start(daemon, tmp_path, *args)
+    stdout, modules = finish(proc, out, stdin)
+    assert proc.returncode == 0 and expect in stdout, stdout
+    assert heavy_in(modules) == []
+    assert "pydantic" not in modules  # the daemon validates; its import is 50-70 ms
+
+
+def test_help_imports_nothing_heavy(daemon: RunningDaemon, tmp_path: Path) -> None:
+    proc, out = start(daemon, tmp_path, "--help")
+    stdout, modules = finish(proc, out)
+    assert b"Vault Sidecar" in stdout
+    assert heavy_in(modules) == []
+    assert "pydantic" not in modules
+
+
+def lsp_frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def read_frame(stream: Any) -> dict[str, Any]:
+    length = 0
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    assert length, "the language server closed stdout"
+    message: dict[str, Any] = json.loads(stream.read(length))
+    return message
+
+
+def test_lsp_imports_nothing_heavy(daemon: RunningDaemon, tmp_path: Path) -> None:
+    proc, out = start(daemon, tmp_path, "lsp")
+    assert proc.stdin is not None and proc.stdout is not None
+    uri = daemon.vault.as_uri()
+    proc.stdin.write(lsp_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "processId": None, "rootUri": uri, "capabilities": {}}}))  # fmt: skip
+    proc.stdin.write(lsp_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    proc.stdin.write(lsp_frame({"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol",
+                                "params": {"query": "Auth"}}))  # fmt: skip
+    proc.stdin.flush()
+    replies = {}
+    while 2 not in replies:
+        message = read_frame(proc.stdout)
+        replies[message.get("id")] = message
+    assert "Auth Service" in json.dumps(replies[2]["result"])
+    proc.stdin.write(lsp_frame({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}))
+    proc.stdin.write(lsp_frame({"jsonrpc": "2.0", "method": "exit"}))
+    proc.stdin.flush()
+    _, modules = finish(proc, out)
+    assert heavy_in(modules) == []
+
+
+def test_the_lint_commands_formats_are_core_lint_formats() -> None:
+    from sidecar.cli.lint_cmd import FORMATS
+    from sidecar.core.lint_format import FORMATS as CORE
+
+    assert FORMATS == CORE
