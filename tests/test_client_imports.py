@@ -98,6 +98,34 @@ def test_help_imports_nothing_heavy(daemon: RunningDaemon, tmp_path: Path) -> No
     assert "pydantic" not in modules
 
 
+def mcp_messages() -> list[dict[str, Any]]:
+    return [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "note_backlinks", "arguments": {"note": "Auth Service"}}},
+    ]  # fmt: skip
+
+
+def test_mcp_imports_nothing_heavy(daemon: RunningDaemon, tmp_path: Path) -> None:
+    proc, out = start(daemon, tmp_path, "mcp")
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in mcp_messages()))
+    proc.stdin.flush()
+    replies = {}
+    while 3 not in replies:
+        line = proc.stdout.readline()
+        assert line, "the MCP server closed stdout before answering"
+        message = json.loads(line)
+        replies[message.get("id")] = message
+    _, modules = finish(proc, out)
+    assert "Session Store" in json.dumps(replies[3]["result"])
+    assert heavy_in(modules) == []
+
+
 def lsp_frame(message: dict[str, Any]) -> bytes:
     body = json.dumps(message).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body

@@ -103,8 +103,8 @@ def recall(vault: str | None, as_json: bool, prompt: str | None, hook: bool,
               "nearest parent holding .obsidian/ or .sidecar/).")  # fmt: skip
 def mcp(vault: str | None) -> None:
     """Serve the methods as MCP tools over stdio (through the daemon when it runs)."""
-    from sidecar.api import build_registry
-    from sidecar.transports.mcp_server import Backend, build_server
+    from sidecar.transports import mcp_tools
+    from sidecar.transports.mcp_server import Backend, McpServer, run_stdio
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     try:
@@ -112,13 +112,7 @@ def mcp(vault: str | None) -> None:
     except SidecarError as exc:
         fail(exc, False)
     backend = Backend(lambda: connect(settings))
-    server = build_server(build_registry(), backend)
-    try:
-        server.run("stdio")
-    except KeyboardInterrupt:
-        pass
-    finally:
-        backend.close()
+    run_stdio(McpServer(mcp_tools.load(), backend))
 
 
 COMMANDS = [session_start, recall, mcp]

@@ -1,33 +1,39 @@
-"""``sidecar mcp``: an MCP stdio server with one tool per registry method, generated, not written.
+"""``sidecar mcp``: the Model Context Protocol over stdio, one tool per registry method.
 
-Each tool's name is the method's with ``.`` turned into ``_`` (``memory.write`` ->
-``memory_write``: clients such as Claude's API accept only ``[A-Za-z0-9_-]``), its description is
-the method's summary, its input schema the params model's JSON schema, and read-only methods
-carry ``readOnlyHint``. Arguments go to the registry unchanged, so validation and errors are the
-same as over the socket. Calls reach the methods through a ``connect`` callable the composition
-root supplies: the daemon's socket when it serves the vault, else the index in-process.
+The protocol is JSON-RPC 2.0, one message per line, so the server is our own codec
+(``jsonrpc.handle_line``) plus the few MCP methods a tools-only server answers: ``initialize``,
+``ping``, ``tools/list`` and ``tools/call`` (the SDK's ``server/discover`` probe is answered
+"method not found", after which its client falls back to ``initialize``, as every other client
+uses). The SDK's server was not used because importing it took 0.8-1.1 s and 65 MiB on this
+machine, before serving anything; the tools come from a file generated from the registry
+(``mcp_tools``), so starting imports neither pydantic nor the services.
+
+Arguments go to the registry unchanged, so validation and errors are the same as over the
+socket. Calls reach the methods through a ``connect`` callable the composition root supplies:
+the daemon's socket when it serves the vault, else the index in-process.
 
 Stdout belongs to the protocol: nothing here prints, logs go to stderr.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import logging
+import os
+import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import IO, Any, Protocol
 
-import anyio
-from mcp.server import MCPServer
-from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import ConfigDict
+from sidecar import __version__
+from sidecar.errors import DaemonUnreachable, MethodNotFound, SidecarError, UsageError
+from sidecar.transports.jsonrpc import handle_line
+from sidecar.transports.mcp_tools import Tool, tool_name
 
-from sidecar.api.registry import Method, Registry
-from sidecar.errors import DaemonUnreachable, SidecarError
+__all__ = ["INSTRUCTIONS", "PROTOCOL_VERSIONS", "Backend", "McpServer", "tool_name"]
 
 INSTRUCTIONS = (
     "Tools over a local Markdown vault and its memory. Use recall with the user's prompt for the "
@@ -35,6 +41,10 @@ INSTRUCTIONS = (
     "memory_write to remember a decision, problem or fact (near-duplicates are refused); "
     "session_start for due reminders and the last handoff."
 )
+# the revisions negotiated with ``initialize``, oldest first; the last is offered by default
+PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+REAP_SECONDS = 5.0
+_log = logging.getLogger(__name__)
 
 
 class Client(Protocol):
@@ -90,66 +100,104 @@ class Backend:
                 client.close()
 
 
-class _RawArguments(ArgModelBase):
-    """Hands the tool's arguments through as sent: the registry validates them, so the MCP
-    transport reports bad input exactly as the socket does."""
+class McpServer:
+    """Answers MCP requests; ``serve`` runs it over a pair of byte streams (stdin, stdout).
 
-    model_config = ConfigDict(extra="allow")
+    Requests run concurrently (a ``ping`` is answered while a tool call waits on the daemon);
+    the backend itself takes one call at a time.
+    """
 
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return dict(self.__pydantic_extra__ or {})
+    def __init__(
+        self, tools: list[Tool], backend: Backend, *, name: str = "sidecar",
+        instructions: str = INSTRUCTIONS,
+    ) -> None:  # fmt: skip
+        self.backend = backend
+        self._name, self._instructions = name, instructions
+        self._tools = [t["definition"] for t in tools]
+        self._methods = {t["definition"]["name"]: t["method"] for t in tools}
 
+    async def dispatch(self, method: str, params: dict[str, Any]) -> Any:
+        if method == "initialize":
+            return self._initialize(params)
+        if method == "ping" or method.startswith("notifications/"):
+            return {}  # initialized, cancelled (a call in a thread cannot be interrupted), ...
+        if method == "tools/list":
+            return {"tools": self._tools}
+        if method == "tools/call":
+            return await self._call(params)
+        raise MethodNotFound(f"method not found: {method}")
 
-def tool_name(method: str) -> str:
-    return method.replace(".", "_")
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        asked = params.get("protocolVersion")
+        version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
+        return {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": self._name, "title": "Vault Sidecar", "version": __version__},
+            "instructions": self._instructions,
+        }
 
-
-def build_server(registry: Registry, backend: Backend, *, name: str = "sidecar") -> MCPServer[Any]:
-    tools = [_tool(m, backend) for m in registry]
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_reaper, backend)
-            try:
-                yield
-            finally:
-                tg.cancel_scope.cancel()
-                await anyio.to_thread.run_sync(backend.close)
-
-    return MCPServer(name, instructions=INSTRUCTIONS, tools=tools, lifespan=lifespan,
-                     log_level="WARNING")  # fmt: skip
-
-
-async def _reaper(backend: Backend) -> None:
-    while True:
-        await anyio.sleep(5)
-        await anyio.to_thread.run_sync(backend.release_idle)
-
-
-def _tool(method: Method, backend: Backend) -> Tool:
-    async def run(**arguments: Any) -> CallToolResult:
+    async def _call(self, params: dict[str, Any]) -> dict[str, Any]:
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        if not isinstance(name, str) or name not in self._methods:
+            raise UsageError(f"unknown tool: {name!r}")
+        if not isinstance(arguments, dict):
+            raise UsageError("tool arguments must be an object")
         try:
-            result = await anyio.to_thread.run_sync(backend.call, method.name, arguments)
+            result = await asyncio.to_thread(self.backend.call, self._methods[name], arguments)
         except SidecarError as exc:
-            text = json.dumps({"error": exc.to_dict()}, ensure_ascii=False)
-            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-        text = json.dumps(result, ensure_ascii=False, indent=1)
-        structured = result if isinstance(result, dict) else None
-        return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content=structured)  # fmt: skip
+            return _tool_error(exc.to_dict())
+        except Exception as exc:  # a bug must not end the session: the agent sees it as a result
+            _log.exception("tool %s failed", name)
+            return _tool_error({"code": -32603, "message": f"internal error: {exc}"})
+        reply: dict[str, Any] = {
+            "content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False, indent=1)}]
+        }
+        if isinstance(result, dict):
+            reply["structuredContent"] = result
+        return reply
 
-    schema = method.params.model_json_schema()
-    schema.pop("title", None)
-    return Tool(
-        fn=run,
-        name=tool_name(method.name),
-        title=method.name,
-        description=f"{method.summary} (sidecar RPC method {method.name})",
-        parameters=schema,
-        fn_metadata=FuncMetadata(arg_model=_RawArguments),
-        is_async=True,
-        context_kwarg=None,
-        annotations=ToolAnnotations(read_only_hint=method.read_only,
-                                    destructive_hint=False if not method.read_only else None),
-    )  # fmt: skip
+    async def serve(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+        """Until stdin ends; then the calls in flight finish and the backend is closed."""
+        loop = asyncio.get_running_loop()
+        reaper = asyncio.create_task(self._reap())
+        pending: set[asyncio.Task[None]] = set()
+        try:
+            while line := await loop.run_in_executor(None, stdin.readline):
+                if line.strip():
+                    task = asyncio.create_task(self._answer(line, stdout))
+                    pending.add(task)
+                    task.add_done_callback(pending.discard)
+            if pending:
+                await asyncio.wait(pending)
+        finally:
+            reaper.cancel()
+            await asyncio.to_thread(self.backend.close)
+
+    async def _answer(self, line: bytes, stdout: IO[bytes]) -> None:
+        reply = await handle_line(line, self.dispatch)
+        if reply is not None:
+            stdout.write(reply.encode("utf-8") + b"\n")
+            stdout.flush()
+
+    async def _reap(self) -> None:
+        while True:
+            await asyncio.sleep(REAP_SECONDS)
+            await asyncio.to_thread(self.backend.release_idle)
+
+
+def _tool_error(error: dict[str, Any]) -> dict[str, Any]:
+    text = json.dumps({"error": error}, ensure_ascii=False)
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def run_stdio(server: McpServer) -> None:
+    """Serve on the process's stdin and stdout; Ctrl-C ends it quietly.
+
+    The protocol gets its own copy of stdout, and file descriptor 1 then points at stderr: a
+    library that prints (in-process, the store and the model run here) cannot corrupt it."""
+    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    with contextlib.suppress(KeyboardInterrupt), protocol:
+        asyncio.run(server.serve(sys.stdin.buffer, protocol))
