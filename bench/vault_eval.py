@@ -47,13 +47,16 @@ DEPTH = 20
 
 
 def sidecar_search(
-    services: Services, mode: str, to_id: Callable[[str], str]
+    services: Services, mode: str, to_id: Callable[[str], str], args: argparse.Namespace
 ) -> Callable[..., Any]:
+    kind = "hybrid" if mode == "hybrid+rerank" else mode
+    extra: dict[str, Any] = {"boost_links": args.boost_links} if kind == "hybrid" else {}
+    if "rerank" in Query.__dataclass_fields__:
+        extra["rerank"] = mode == "hybrid+rerank"
+    if args.min_confidence is not None:
+        extra["min_confidence"] = args.min_confidence
+
     def search(text: str, limit: int) -> list[tuple[str, float]]:
-        kind = "hybrid" if mode == "hybrid+rerank" else mode
-        extra = (
-            {"rerank": mode == "hybrid+rerank"} if "rerank" in Query.__dataclass_fields__ else {}
-        )
         res = services.search.search(Query(text, mode=kind, limit=limit, **extra))  # type: ignore[arg-type]
         return [(to_id(r["path"]), r.get("confidence", r["score"])) for r in res["results"]]
 
@@ -82,7 +85,7 @@ def run_set(name: str, root: Path, queries: list[EvalQuery], args: argparse.Name
                     base = PlainBaseline(root, ids, Path(args.work) if args.work else None)
                     fn: Callable[..., Any] = base.search
                 else:
-                    fn = sidecar_search(services, mode, to_id)
+                    fn = sidecar_search(services, mode, to_id, args)
                 if args.dump and mode == "hybrid":
                     dump(services, queries, Path(args.dump) / f"{name}.json", to_id)
                 rankings, lat = [], []
@@ -91,6 +94,10 @@ def run_set(name: str, root: Path, queries: list[EvalQuery], args: argparse.Name
                     rankings.append(fn(q.text, DEPTH))
                     lat.append((time.perf_counter() - t0) * 1000)
                 m = score(queries, rankings, args.floor)
+                m["top"] = [
+                    [r[0][1] if r else None, bool(q.gold)]
+                    for q, r in zip(queries, rankings, strict=True)
+                ]
                 m["latency_ms_p50"] = round(sorted(lat)[len(lat) // 2], 1)
                 out["modes"][mode] = m
         finally:
@@ -134,10 +141,11 @@ def beir_sets(args: argparse.Namespace) -> list[dict[str, Any]]:
     out = []
     for name in args.beir:
         corpus, queries = load_beir(SHARED_EVAL / name)
+        ids = {f"{d['id'].replace('/', '_')}.md": d["id"] for d in corpus}
         with tempfile.TemporaryDirectory(prefix="sidecar-beir-") as tmp:
-            root = Path(tmp) / "vault"
-            write_corpus_vault(corpus, root)
-            ids = {f"{d['id'].replace('/', '_')}.md": d["id"] for d in corpus}
+            root = (Path(args.work) if args.work else Path(tmp)) / name / "vault"
+            if not root.is_dir():
+                write_corpus_vault(corpus, root)
             out.append(run_set(name, root, queries, args, partial(_beir_id, ids), ids))
     return out
 
@@ -172,6 +180,9 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=256)
     ap.add_argument("--floor", type=float, default=0.0)
     ap.add_argument("--misses", action="store_true")
+    ap.add_argument("--sweep", action="store_true", help="abstention at each confidence floor")
+    ap.add_argument("--boost-links", action="store_true", help="hybrid with the link boost")
+    ap.add_argument("--min-confidence", type=float, default=None)
     ap.add_argument("--tag", default="")
     ap.add_argument("--work", default="", help="keep each set's index here, per variant")
     ap.add_argument(
@@ -201,6 +212,15 @@ def main() -> None:
                         f"{r['set']} {mode} [{miss['stratum']}] {miss['query']!r}: gold "
                         f"{miss['gold_rank']}, first {miss['first']} ({miss['first_score']})"
                     )
+    if args.sweep:
+        for mode in args.modes:
+            tops = [t for r in results for t in r["modes"][mode]["top"]]
+            for floor in [x / 100 for x in range(20, 62, 2)]:
+                empty = [s for s, g in tops if not g]
+                full = [s for s, g in tops if g]
+                right = sum(s is None or s < floor for s in empty) / max(len(empty), 1)
+                wrong = sum(s is None or s < floor for s in full) / max(len(full), 1)
+                print(f"sweep {mode} floor {floor:.2f}: no-answer {right:.2f}, wrongly {wrong:.2f}")
     if args.tag:
         RESULTS.mkdir(exist_ok=True)
         doc = {"machine": describe(), "argv": sys.argv[1:], "results": results}

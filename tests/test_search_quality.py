@@ -27,6 +27,14 @@ def test_a_title_is_also_named_by_the_code_it_starts_with() -> None:
     assert m.find("sessions") == []  # only the code, not every first word
 
 
+def test_a_short_alias_names_its_note_only_when_it_is_the_whole_query() -> None:
+    m = TitleMatcher([("z.md", "The Legend of Zelda Breath of the Wild"), ("z.md", "BOTW")])
+    assert m.exact("BOTW") == ["z.md"]
+    assert m.find("is BOTW open world") == []  # too short to look for inside a sentence
+    m.drop("z.md")
+    assert m.exact("BOTW") == []
+
+
 def test_confidence_follows_the_recall_rule() -> None:
     assert confidence(0.34, 0.0, 3) == CONFIDENT  # a cosine alone
     assert confidence(0.1, 4.5, 3) == CONFIDENT  # BM25 of 1.5 per query word alone

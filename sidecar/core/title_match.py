@@ -43,6 +43,7 @@ class TitleMatcher:
         self.min_chars = min_chars
         self._by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
         self._names_of: dict[str, list[tuple[str, ...]]] = {}
+        self._short: dict[tuple[str, ...], set[str]] = {}
         for path, name in names:
             for each in with_codes([name]):
                 self._add(path, each)
@@ -53,7 +54,11 @@ class TitleMatcher:
         # one object per distinct word: titles repeat their words (at 10k generated notes 40k
         # title tokens were as many strings, ~2 MB)
         toks = tuple(map(sys.intern, tokens(name)))
-        if not toks or len(" ".join(toks)) < self.min_chars:
+        if not toks:
+            return None
+        if len(" ".join(toks)) < self.min_chars:  # too short to look for in text, but a query
+            self._short.setdefault(toks, set()).add(path)  # that is just "BOTW" names it
+            self._names_of.setdefault(path, []).append(toks)
             return None
         self._by_first.setdefault(toks[0], []).append((toks, path))
         self._names_of.setdefault(path, []).append(toks)
@@ -68,6 +73,11 @@ class TitleMatcher:
 
     def drop(self, path: str) -> None:
         for toks in self._names_of.pop(path, ()):
+            if toks in self._short:
+                self._short[toks].discard(path)
+                if not self._short[toks]:
+                    del self._short[toks]
+                continue
             entries = self._by_first[toks[0]]
             entries.remove((toks, path))
             if not entries:
@@ -76,9 +86,10 @@ class TitleMatcher:
     def exact(self, text: str) -> list[str]:
         """Paths of the notes whose whole name (title, alias or code) is ``text``."""
         toks = tokens(text)
-        return (
-            [path for name, path in self._by_first.get(toks[0], ()) if name == toks] if toks else []
-        )
+        if not toks:
+            return []
+        long = [path for name, path in self._by_first.get(toks[0], ()) if name == toks]
+        return long + sorted(self._short.get(toks, ()))
 
     def find(self, text: str) -> list[str]:
         """Paths of the notes named in ``text``, longest name first, each once."""

@@ -179,7 +179,8 @@ class SearchService:
             titles = self.state.titles()
             found, exact = titles.find(text), titles.exact(text)
         ok = [p for p in found if allowed is None or p in allowed]
-        return ok, [p for p in exact if p in ok]
+        named = [p for p in exact if allowed is None or p in allowed]
+        return ok + [p for p in named if p not in ok], named
 
     @staticmethod
     def _combine(
