@@ -64,10 +64,16 @@ SETTINGS: tuple[Setting, ...] = (
             "or absolute; a visible folder inside the vault is left out of the notes."),
     Setting("recall.max_notes", 4, "Most notes recall hands an agent for one prompt."),
     Setting("recall.max_memory", 3, "Most memory entries recall hands an agent for one prompt."),
-    Setting("recall.min_score", 0.34, "Cosine floor: below it (and without a strong word "
-            "match) recall abstains."),
-    Setting("recall.min_lexical", 1.5, "BM25 per query word that is evidence alone (identifiers "
-            "the model does not know)."),
+    Setting("recall.threshold", 5.0, "How sure recall must be that a note is about the prompt "
+            "before it speaks (docs/agents.md); raise it for less, lower it for more."),
+    Setting("recall.min_words", 2, "Prompts with fewer content words get nothing (\"thanks!\", "
+            "\"ok\")."),
+    Setting("recall.log", False, "Append each recall decision (prompt, scores, why) to "
+            "recall-log.jsonl in the data dir, for tuning."),
+    Setting("recall.min_score", 0.34, "Cosine floor for memory entries: below it (and without a "
+            "strong word match) none is recalled."),
+    Setting("recall.min_lexical", 1.5, "BM25 per query word that is evidence alone for a memory "
+            "entry (identifiers the model does not know)."),
 )  # fmt: skip
 
 _DEFAULTS = {s.key: s.default for s in SETTINGS}

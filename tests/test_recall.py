@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,7 +56,7 @@ def test_recall_abstains_on_an_unrelated_prompt(s: Services) -> None:
     for prompt in ("Who won the 2006 FIFA World Cup?", "Recommend me a book on Roman history."):
         r = call(s, "recall", prompt=prompt)
         assert r["abstained"] and r["notes"] == [] and r["memory"] == []
-        assert r["reason"].startswith("nothing scored above the floor")
+        assert r["reason"].startswith("nothing is about this prompt")
     assert call(s, "recall", prompt="?!")["reason"] == "empty prompt"
 
 
@@ -129,3 +130,21 @@ def test_session_start_never_fails(s: Services, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(s.memory.index, "snapshot", boom)
     r = call(s, "session.start")
     assert r["text"] == "" and r["error"] == "disk gone"
+
+
+def test_each_decision_goes_to_the_log_when_asked(s: Services, tmp_path: Path) -> None:
+    from sidecar.services.recall import RecallOptions, recall
+
+    log = tmp_path / "logs" / "recall-log.jsonl"
+    recall(s, "thanks!", RecallOptions(log=log))
+    said = recall(s, "how long do session keys live in redis", RecallOptions(log=log))
+    assert "decision" not in said  # the scores are for the log (or explain), not the agent
+    lines = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
+    assert [(x["prompt"], x["abstained"]) for x in lines] == [
+        ("thanks!", True), ("how long do session keys live in redis", False)]  # fmt: skip
+    assert lines[0]["reason"].startswith("too short") and lines[1]["notes"]
+    assert lines[1]["words"] == ["long", "session", "keys", "live", "redis"]
+    top = lines[1]["candidates"][0]
+    assert set(top) == {"path", "cosine", "passage", "coverage", "margin", "score"}
+    assert oct(log.stat().st_mode & 0o777) == "0o600"
+    assert call(s, "recall", prompt="thanks!")["reason"].startswith("too short: 0 content")

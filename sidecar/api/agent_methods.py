@@ -7,6 +7,7 @@ Recall's limits default to the ``recall.*`` settings when the composition root p
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from typing import Any
 
 from pydantic import Field
@@ -26,9 +27,14 @@ class RecallParams(Params):
                                   "(default: setting recall.max_notes, 4).")  # fmt: skip
     max_memory: int | None = Field(None, ge=0, le=20, description="At most this many memory "
                                    "entries (default: setting recall.max_memory, 3).")  # fmt: skip
-    min_score: float | None = Field(None, ge=0, le=1, description="Cosine floor below which "
-                                    "recall abstains (default: setting recall.min_score).")  # fmt: skip
+    min_score: float | None = Field(None, ge=0, le=1, description="Cosine floor for memory "
+                                    "entries (default: setting recall.min_score).")  # fmt: skip
+    threshold: float | None = Field(None, ge=0, le=20, description="How sure recall must be "
+                                    "that a note is about the prompt (default: setting "
+                                    "recall.threshold).")  # fmt: skip
     include_superseded: bool = Field(False, description="Also superseded notes and entries.")
+    explain: bool = Field(False, description="Add the decision: the prompt's content words, "
+                          "the vault's background and each candidate's scores.")  # fmt: skip
 
 
 class SessionParams(Params):
@@ -54,12 +60,22 @@ def options(s: Services, p: RecallParams) -> RecallOptions:
     def pick(given: Any, key: str, default: Any) -> Any:
         return given if given is not None else values.get(key, default)
 
+    threshold = float(pick(p.threshold, "recall.threshold", base.gate.threshold))
+    gate = dataclasses.replace(
+        base.gate,
+        threshold=threshold,
+        select=threshold - (base.gate.threshold - base.gate.select),
+        min_words=int(values.get("recall.min_words", base.gate.min_words)),
+    )
     return RecallOptions(
         max_notes=int(pick(p.max_notes, "recall.max_notes", base.max_notes)),
         max_memory=int(pick(p.max_memory, "recall.max_memory", base.max_memory)),
         min_score=float(pick(p.min_score, "recall.min_score", base.min_score)),
         min_lexical=float(values.get("recall.min_lexical", base.min_lexical)),
         include_superseded=p.include_superseded,
+        gate=gate,
+        explain=p.explain,
+        log=s.data_dir / "recall-log.jsonl" if values.get("recall.log") else None,
     )
 
 

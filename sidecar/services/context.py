@@ -20,6 +20,7 @@ from sidecar.services.embedding import EmbedStage
 from sidecar.services.graphq import GraphQueries
 from sidecar.services.indexer import Indexer, IndexReport, Progress
 from sidecar.services.memory import MemoryService, memory_dir, memory_ignores
+from sidecar.services.relevance import Relevance
 from sidecar.services.search import SearchService
 from sidecar.services.state import IndexState
 from sidecar.store.chunk_search import ensure_fts_index, fts_search, load_vectors
@@ -55,6 +56,7 @@ class Services:
     runtime: dict[str, Any] | None = None  # the daemon's own facts, shown by index.status
     settings: Settings | None = None  # the vault's settings, for methods that read rules
     memory: MemoryService = field(init=False)  # memory entries and reminders (DESIGN 6)
+    relevance: Relevance = field(default_factory=Relevance)  # what recall's gate measured
 
     @classmethod
     def open(

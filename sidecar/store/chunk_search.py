@@ -83,6 +83,17 @@ def fts_search(
     return [Hit(r["chunk_id"], r["path"], float(r["_score"]), r if rows else None) for r in found]
 
 
+def term_chunks(store: IndexStore, term: str, cap: int) -> list[tuple[str, str]]:
+    """(chunk_id, path) of up to ``cap`` chunks holding ``term`` (stemmed as the index stems):
+    how common a word is in this vault, and where. Fewer than ``cap`` rows is the exact count."""
+    ensure_fts_index(store)
+    if not store.fts_ready or not term.strip():
+        return []
+    q = store.chunks.search(term, query_type="fts", fts_columns=FTS_COLUMN)
+    rows = q.select(["chunk_id", "path", "_score"]).limit(cap).to_list()
+    return [(r["chunk_id"], r["path"]) for r in rows]
+
+
 def _fts_query(query: str) -> str:
     """Identifier-like queries (``dendron.yml``, ``OPENAI_API_KEY``) are tokenised by the index
     the same way as the text, so a plain query already finds them; quotes pass through."""

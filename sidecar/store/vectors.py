@@ -138,6 +138,21 @@ class VectorIndex:
                     out[path] = float(np.max(self._matrix[rows] @ query.astype(np.float32)))
             return out
 
+    def best(self, queries: NDArray[np.float32]) -> NDArray[np.float32]:
+        """Each query's highest cosine over every row (-1 when there are none). A few queries
+        at a time: a score matrix for all of them at 200k rows would be tens of MB."""
+        out = np.full(len(queries), -1.0, np.float32)
+        with self._lock:
+            n = len(self._ids)
+            dead = ~self._alive[:n]
+            if n == 0 or dead.all():
+                return out
+            for start in range(0, len(queries), 8):
+                scores = self._matrix[:n] @ queries[start : start + 8].astype(np.float32).T
+                scores[dead] = -1.0
+                out[start : start + 8] = scores.max(axis=0)
+        return out
+
 
 def _path_of(chunk_id: str) -> str:
     return chunk_id.rsplit("#", 1)[0]
