@@ -1,11 +1,13 @@
 """Recall: the agent's budget for one prompt (DESIGN section 6).
 
-At most ``max_notes`` notes and ``max_memory`` memory entries, each with evidence above a floor
-on an absolute scale (the cosine of the prompt to the text, or a strong BM25 match for
-identifiers a model does not know); below it recall abstains rather than hand an agent
-unrelated text. A superseded note is swapped for the note that replaced it unless asked for.
-Any error fails closed: nothing recalled, ``abstained`` true and the reason, never a traceback
-into an agent's context.
+At most ``max_notes`` notes (their snippets within ``max_chars``) and ``max_memory`` memory
+entries. Notes pass only the gate of ``core/relevance.py``: meaning above the vault's own
+background, the prompt's specific words, a close line of a long chunk; most prompts an agent
+sees are about something else, and recall then says nothing. Memory entries keep their own
+floors (a cosine, or a strong BM25 match for identifiers a model does not know), since an
+entry is short and written for exactly this. A superseded note is swapped for the note that
+replaced it unless asked for. Any error fails closed: nothing recalled, ``abstained`` true and
+the reason, never a traceback into an agent's context.
 """
 
 from __future__ import annotations
@@ -57,9 +59,10 @@ PASSAGE_CEILING = 0.85  # a line closer than this to a prompt is rare: not worth
 
 @dataclass(frozen=True, slots=True)
 class RecallOptions:
-    """The floors were tuned on the markdown-memory dev split and mdkb's unrelated prompts
-    (docs/benchmarks.md, memory recall): with all-MiniLM-L6-v2 a cosine of 0.34 alone is evidence; BM25 is
-    counted per query word, since a long prompt piles up score from common words."""
+    """The memory floors were tuned on the markdown-memory dev split and mdkb's unrelated
+    prompts (docs/benchmarks.md, memory recall): with all-MiniLM-L6-v2 a cosine of 0.34 alone is
+    evidence; BM25 is counted per query word, since a long prompt piles up score from common
+    words. The notes' gate is ``gate`` (tuned on bench/recall_set.jsonl)."""
 
     max_notes: int = 4
     max_memory: int = 3
