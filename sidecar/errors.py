@@ -13,6 +13,7 @@ exactly one place per edge (the RPC codec, the CLI) and nowhere else::
     ├── StoreError               -32005  exit 1   LanceDB failed; the message says how
     ├── DaemonUnreachable        -32006  exit 3   a daemon was required and did not answer
     ├── ModelError               -32007  exit 1   the embedding model could not load or run
+    ├── WriteConflict            -32008  exit 1   a note changed since it was read, or exists
     └── MethodNotFound           -32601  exit 2   no such RPC method
 
 Third-party exceptions (LanceDB, ONNX, YAML, OSError) are converted where those libraries are
@@ -83,6 +84,15 @@ class ModelError(SidecarError):
     exit_status = 1
 
 
+class WriteConflict(SidecarError):
+    """A write would replace text its writer has not seen: the note changed since its hash was
+    read, or exists and neither ``expected_hash`` nor ``overwrite`` was given. ``data.hash`` is
+    the note's hash now."""
+
+    code = -32008
+    exit_status = 1
+
+
 class MethodNotFound(SidecarError):
     code = -32601
     exit_status = 2
@@ -98,6 +108,7 @@ ERROR_CLASSES: tuple[type[SidecarError], ...] = (
     StoreError,
     DaemonUnreachable,
     ModelError,
+    WriteConflict,
     MethodNotFound,
 )
 

@@ -106,7 +106,7 @@ def mcp_messages() -> list[dict[str, Any]]:
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "note_backlinks", "arguments": {"note": "Auth Service"}}},
+         "params": {"name": "note_context", "arguments": {"note": "Auth Service"}}},
     ]  # fmt: skip
 
 

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sidecar.api import build_registry
+from sidecar.core import link_edits as e
 from sidecar.core.fix import add_relation
+from sidecar.core.link_spans import headings, link_at, links_on, split_lines
 from sidecar.lsp import complete
-from sidecar.lsp import edits as e
 from sidecar.lsp.names import Names
-from sidecar.lsp.text import headings, link_at, links_on, split_lines
 from sidecar.services.context import Services
 from tests.conftest import VaultFactory
 

@@ -13,7 +13,8 @@ from typing import Any
 from pydantic import Field
 
 from sidecar.api.memory_methods import fresh, when
-from sidecar.api.registry import EntryId, Method, Params
+from sidecar.api.registry import Agent, EntryId, Method, Params
+from sidecar.core.paging import page
 from sidecar.errors import UsageError
 from sidecar.services import reminders
 from sidecar.services.context import Services
@@ -39,12 +40,14 @@ class RecallParams(Params):
 
 class SessionParams(Params):
     budget: int = Field(DEFAULT_BUDGET, ge=0, le=100_000, description="Most characters of text.")
-    query: str = Field("", description="Rank the warmup by relevance to this (e.g. the project).")
+    query: str = Field("", description="Rank the warmup by this (e.g. the project).")
 
 
 class DueParams(Params):
     within: float = Field(reminders.DEFAULT_WITHIN, ge=0, description="Upcoming: due within "
                           "this many seconds.")  # fmt: skip
+    limit: int | None = Field(None, ge=1, le=1000, description="Most per page (none: all).")
+    cursor: str | None = Field(None, description="From next_cursor.")
 
 
 class SnoozeParams(Params):
@@ -93,7 +96,16 @@ def start(s: Services, p: SessionParams) -> dict[str, Any]:
 
 def due(s: Services, p: DueParams) -> dict[str, Any]:
     fresh(s)
-    return reminders.due_and_upcoming(s.memory, p.within)
+    out = reminders.due_and_upcoming(s.memory, p.within)
+    if p.limit is None and p.cursor is None:
+        return out
+    both = [("due", r) for r in out["due"]] + [("upcoming", r) for r in out["upcoming"]]
+    found = page(both, p.limit or len(both), p.cursor)
+    out.update(due=[r for k, r in found.items if k == "due"],
+               upcoming=[r for k, r in found.items if k == "upcoming"], total=found.total)  # fmt: skip
+    if found.next_cursor:
+        out["next_cursor"] = found.next_cursor
+    return out
 
 
 def snooze(s: Services, p: SnoozeParams) -> dict[str, Any]:
@@ -103,12 +115,30 @@ def snooze(s: Services, p: SnoozeParams) -> dict[str, Any]:
     return reminders.snooze(s.memory, p.id, p.seconds, until)
 
 
+RECALL = Agent(
+    "recall", "Recall",
+    "The few notes and memory entries that matter for the user's prompt, or nothing; cheap, "
+    "try it before searching.",
+    params=("prompt",),
+)  # fmt: skip
+SESSION = Agent(
+    "session_start", "Start a session",
+    "Due reminders, the last handoff and a warmup of memory and recent notes; call it once "
+    "when a session starts.", params=("budget",),
+)  # fmt: skip
+REMINDERS = Agent(
+    "reminders", "Reminders",
+    "Reminders due now and coming up (memory_write writes one).",
+    params=("limit", "cursor"), defaults={"limit": 20},
+)  # fmt: skip
+
 METHODS = [
     Method("recall", RecallParams, do_recall, "The few notes and memory entries that matter for "
-           "a prompt, or an abstention; never fails (errors abstain)."),
+           "a prompt, or an abstention; never fails (errors abstain).", agent=RECALL),
     Method("session.start", SessionParams, start, "Due reminders, the newest handoff and a "
-           "warmup of memory and notes, as text within a budget."),
-    Method("reminders.due", DueParams, due, "Reminders that are due, and those coming up."),
+           "warmup of memory and notes, as text within a budget.", agent=SESSION),
+    Method("reminders.due", DueParams, due, "Reminders that are due, and those coming up.",
+           agent=REMINDERS),
     Method("reminders.snooze", SnoozeParams, snooze, "Move a reminder's due time later.",
            read_only=False),
 ]  # fmt: skip

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from sidecar.api.registry import Method, NoParams, Params
+from sidecar.api.registry import Agent, Method, NoParams, Params
 from sidecar.core.lint import LintConfig, at_or_above
 from sidecar.core.lint_format import render
+from sidecar.core.paging import page
 from sidecar.core.relations import Taxonomy
 from sidecar.errors import UsageError
 from sidecar.services.lint import apply_fixes, plan_fixes, run_lint
@@ -30,6 +31,14 @@ class LintParams(Params):
     fail_on: Level = Field("error", description="Severity at or above which `failed` is true.")
     rules: list[str] | None = Field(None, description="Run only these rule ids.")
     uri_prefix: str = Field("", description="SARIF: the vault's path inside the repository.")
+
+
+class SummaryParams(Params):
+    severity: Level = Field("info", description="Only findings at least this severe.")
+    rule: str | None = Field(None, description="Only this rule, e.g. dangling_target.")
+    note: str | None = Field(None, description="Only notes under this path prefix.")
+    limit: int = Field(20, ge=1, le=1000, description="Most findings per page.")
+    cursor: str | None = Field(None, description="From next_cursor.")
 
 
 class FixParams(Params):
@@ -63,6 +72,26 @@ def run(services: Services, p: LintParams) -> dict[str, Any]:
         out["rendered"] = render(p.format, report.findings, report.summary,
                                  uri_prefix=p.uri_prefix)  # fmt: skip
     return out
+
+
+_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def summary(services: Services, p: SummaryParams) -> dict[str, Any]:
+    """Counts per rule and severity, then the findings, worst first, a page at a time."""
+    taxonomy, config = setup(services, [p.rule] if p.rule else None)
+    findings = run_lint(services.state, taxonomy, config).to_dict()["findings"]
+    cut = _RANK.get(p.severity, 3)
+    kept = [f for f in findings if _RANK.get(f["severity"], 3) <= cut
+            and (not p.note or f["note"].startswith(p.note))]  # fmt: skip
+    kept.sort(key=lambda f: (_RANK.get(f["severity"], 3), f["rule"], f["note"], f["line"]))
+    counts: dict[str, dict[str, int]] = {}
+    for f in kept:
+        counts.setdefault(f["rule"], {}).setdefault(f["severity"], 0)
+        counts[f["rule"]][f["severity"]] += 1
+    slim = [{k: f[k] for k in ("rule", "severity", "note", "line", "target", "detail", "fix")
+             if f.get(k) not in (None, "")} for f in kept]  # fmt: skip
+    return {"counts": counts, **page(slim, p.limit, p.cursor).fields("findings")}
 
 
 def fix(services: Services, p: FixParams) -> dict[str, Any]:
@@ -99,6 +128,11 @@ METHODS = [
            "The daemon's last scheduled lint report (ran_at null if none yet)."),
     Method("lint.run", LintParams, run,
            "Graph lint: findings with rule, severity, note, line and fix hint."),
+    Method("lint.summary", SummaryParams, summary, "Lint counts per rule, then the findings, "
+           "worst first, in pages.", agent=Agent(
+               "lint_summary", "Vault health",
+               "Broken links, supersedes cycles, orphans and other problems: counts per rule, "
+               "then findings, worst first.", params=("severity", "rule", "limit", "cursor"))),
     Method("lint.fix", FixParams, fix,
            "Plan (or with write, apply) the safe frontmatter fixes for one lint rule.",
            read_only=False),

@@ -9,8 +9,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from sidecar.api.registry import EntryId, Method, Params, VaultPath
+from sidecar.api.registry import Agent, EntryId, Method, Params, VaultPath
 from sidecar.core.memory import RELATIONS, parse_time
+from sidecar.core.paging import cursor_at, offset
 from sidecar.errors import UsageError
 from sidecar.services import memory_io
 from sidecar.services.context import Services
@@ -48,24 +49,23 @@ class WriteParams(Params):
         "An existing id updates that entry (its old text is kept as a revision).",
     )
     title: str = Field(min_length=1, description="One line that states the fact.")
-    entry_type: EntryType = Field("topic", description="What kind of memory this is.")
+    entry_type: EntryType = Field("topic", description="The kind of entry (default topic).")
     content: str = Field("", description="The body, Markdown.")
-    tags: list[str] = Field(default_factory=list)
-    due_in: float | None = Field(
-        None, ge=0, description="Reminders: due this many seconds from now."
-    )
-    due_at: str | None = Field(None, description="Reminders: due at this ISO 8601 time.")
+    tags: list[str] = Field(default_factory=list, description="Short topic words, e.g. "
+                            "[\"redis\", \"sessions\"].")  # fmt: skip
+    due_in: float | None = Field(None, ge=0, description="Reminder: seconds until due.")
+    due_at: str | None = Field(None, description="Reminder: due time, ISO 8601.")
     ttl: float | None = Field(None, gt=0, description="Archive the entry after this many seconds.")
     relations: dict[str, list[str]] = Field(
         default_factory=dict,
-        description="Typed edges to entries or notes: {supports|contradicts|supersedes|"
-        "derived_from|relates_to: [id or note name]}. supersedes marks the target superseded.",
+        description="Typed edges: {supports|contradicts|supersedes|derived_from|relates_to: "
+        "[entry id or note name]}.",
     )
-    source_type: Literal["official_docs", "user_statement", "auto_extracted", "inference"] = (
-        "user_statement"
+    source_type: Literal["official_docs", "user_statement", "auto_extracted", "inference"] = Field(
+        "user_statement", description="Where the fact comes from."
     )
     agent: str = Field("", description="Who wrote it (provenance), e.g. claude-code.")
-    confidence: float | None = Field(None, ge=0, le=1)
+    confidence: float | None = Field(None, ge=0, le=1, description="How sure the writer is, 0-1.")
     on_duplicate: Literal["reject", "contradicts"] = Field(
         "reject", description="A near-duplicate of an active entry is refused, or written and "
         "linked to it as contradicts.")  # fmt: skip
@@ -91,11 +91,23 @@ class ListParams(Params):
 
 
 class SearchParams(Params):
-    query: str = Field(min_length=1)
-    limit: int = Field(10, ge=1, le=200)
-    types: list[EntryType] = Field(default_factory=list)
-    status: Status = "active"
-    mode: Literal["hybrid", "semantic", "lexical"] = "hybrid"
+    query: str = Field(min_length=1, description="Words or a question.")
+    limit: int = Field(10, ge=1, le=200, description="Most entries per page.")
+    types: list[EntryType] = Field(default_factory=list, description="Only these entry types.")
+    status: Status = Field("active", description="Entry status; all includes archived.")
+    mode: Literal["hybrid", "semantic", "lexical"] = Field("hybrid", description="Ranking.")
+    cursor: str | None = Field(None, description="From next_cursor.")
+
+
+class UpdateParams(Params):
+    id: EntryId = Id
+    title: str | None = Field(None, min_length=1, description="New title.")
+    content: str | None = Field(None, description="New body (replaces it).")
+    append: str | None = Field(None, description="Text added at the end of the body.")
+    tags: list[str] | None = Field(None, description="New tags (replace them).")
+    status: Literal["confirmed", "refuted", "archived"] | None = Field(
+        None, description="confirmed: still true; refuted: no longer true; archived: put away."
+    )
 
 
 class ConfirmParams(Params):
@@ -142,7 +154,31 @@ def list_(s: Services, p: ListParams) -> dict[str, Any]:
 
 def search(s: Services, p: SearchParams) -> dict[str, Any]:
     fresh(s)
-    return memory_search(s.memory, p.query, p.limit, p.types, p.status, p.mode)
+    start = offset(p.cursor)
+    found = memory_search(s.memory, p.query, start + p.limit, p.types, p.status, p.mode)
+    hits = found["results"]
+    more = len(hits) == start + p.limit  # a full page: there may be more
+    out = {**found, "results": hits[start:]}
+    if more:
+        out["next_cursor"] = cursor_at(start + p.limit)
+    return out
+
+
+def update(s: Services, p: UpdateParams) -> dict[str, Any]:
+    fresh(s)
+    out: dict[str, Any] = {}
+    if p.title is not None or p.content is not None or p.append or p.tags is not None:
+        body = p.content if p.content is not None else s.memory.record(p.id).entry.body
+        if p.append:
+            body = f"{body.rstrip()}\n\n{p.append.strip()}".strip()
+        out = s.memory.revise(p.id, title=p.title, body=body, tags=p.tags)
+    if p.status == "archived":
+        out = s.memory.delete(p.id)
+    elif p.status is not None:
+        out = s.memory.confirm(p.id, refute=p.status == "refuted")
+    if not out:
+        raise UsageError("nothing to update: give title, content, append, tags or status")
+    return out
 
 
 def history(s: Services, p: IdParams) -> dict[str, Any]:
@@ -155,12 +191,34 @@ def export(s: Services, p: ExportParams) -> dict[str, Any]:
     return memory_io.export(s.memory, p.include_archived)
 
 
+WRITE = Agent(
+    "memory_write", "Remember",
+    "Remember a decision, problem, fact (topic), prior, handoff or reminder (due_in or "
+    "due_at); a near-duplicate is refused with its id, for memory_update.",
+    params=("title", "entry_type", "content", "tags", "due_in", "due_at", "relations"),
+    idempotent=False,
+)  # fmt: skip
+SEARCH = Agent(
+    "memory_search", "Search memory",
+    "Find memory entries by words or meaning.",
+    params=("query", "limit", "cursor"), defaults={"limit": 8},
+)  # fmt: skip
+UPDATE = Agent(
+    "memory_update", "Update a memory entry",
+    "Change a memory entry's title, body or tags, append to it, or mark it confirmed, "
+    "refuted or archived (old text is kept).",
+    idempotent=False,
+)  # fmt: skip
+
 METHODS = [
     Method("memory.write", WriteParams, write, "Write a memory entry (near-duplicates refused).",
-           read_only=False),
+           read_only=False, agent=WRITE),
+    Method("memory.update", UpdateParams, update, "Change an entry's title, body or tags, or "
+           "confirm, refute or archive it.", read_only=False, agent=UPDATE),
     Method("memory.get", IdParams, get, "One memory entry with its body and typed links."),
     Method("memory.list", ListParams, list_, "Memory entries, newest first."),
-    Method("memory.search", SearchParams, search, "Find memory entries by words or meaning."),
+    Method("memory.search", SearchParams, search, "Find memory entries by words or meaning.",
+           agent=SEARCH),
     Method("memory.delete", IdParams, lambda s, p: s.memory.delete(p.id),
            "Archive a memory entry (entries are never deleted).", read_only=False),
     Method("memory.confirm", ConfirmParams, lambda s, p: s.memory.confirm(p.id, p.refute),

@@ -8,8 +8,8 @@ pydantic's message, so every transport reports bad input the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
@@ -65,7 +65,7 @@ def entry_id(value: str) -> str:
 
 VaultPath = Annotated[str, AfterValidator(confined)]
 EntryId = Annotated[str, AfterValidator(entry_id)]
-NOTE_FIELD_HELP = "Vault-relative path (with or without .md), or a unique note name."
+NOTE_FIELD_HELP = "Note path (.md optional), name or alias."
 
 
 class NoteParams(Params):
@@ -76,6 +76,21 @@ Handler = Callable[["Services", Any], dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
+class Agent:
+    """How a method is offered to a model as an MCP tool (``sidecar mcp``): a name and title,
+    one or two sentences on when to use it, the parameters it shows (None: all), and defaults
+    that keep its answer small; the method's own defaults stay what editors and scripts get."""
+
+    name: str
+    title: str
+    description: str
+    params: tuple[str, ...] | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    idempotent: bool | None = None  # None: as read_only
+    destructive: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Method:
     name: str
     params: type[Params]
@@ -83,6 +98,7 @@ class Method:
     summary: str
     read_only: bool = True
     needs_vectors: bool = False  # answers better once pending chunks are embedded
+    agent: Agent | None = None  # in the agents' toolset, shaped so
 
 
 class Registry:
@@ -129,6 +145,7 @@ def build_registry() -> Registry:
         index_methods,
         lint_methods,
         memory_methods,
+        note_methods,
         relation_methods,
         search_methods,
     )
@@ -143,5 +160,6 @@ def build_registry() -> Registry:
             *memory_methods.METHODS,
             *agent_methods.METHODS,
             *editor_methods.METHODS,
+            *note_methods.METHODS,
         ]
     )

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from sidecar.api.lint_methods import setup as lint_setup
-from sidecar.api.registry import NOTE_FIELD_HELP, Method, NoteParams, Params, VaultPath
+from sidecar.api.registry import NOTE_FIELD_HELP, Agent, Method, NoteParams, Params, VaultPath
 from sidecar.core.graph_html import graph_data, render_html
+from sidecar.core.paging import page
 from sidecar.core.relations import Taxonomy
 from sidecar.errors import UsageError
 from sidecar.services.graph_rank import GraphOptions
@@ -63,6 +64,8 @@ class TraverseParams(Params):
     relation: str = Field(min_length=1, description="Relation to follow, either spelling.")
     depth: int = Field(1, ge=1, le=5, description="Hops to follow.")
     inverse: bool = Field(False, description="Walk the relation backwards.")
+    limit: int | None = Field(None, ge=1, le=10000, description="Most per page (none: all).")
+    cursor: str | None = Field(None, description="From next_cursor.")
 
 
 class EdgesParams(Params):
@@ -75,9 +78,10 @@ class HtmlParams(Params):
 
 def traverse(services: Services, p: TraverseParams) -> dict[str, Any]:
     root = _note(services, p.note)
-    return traverse_from(
-        services.state, taxonomy_of(services), root, p.relation, p.inverse, p.depth
-    )
+    out = traverse_from(services.state, taxonomy_of(services), root, p.relation, p.inverse, p.depth)
+    if p.limit is None and p.cursor is None:
+        return out
+    return {**out, **page(out["nodes"], p.limit or len(out["nodes"]), p.cursor).fields("nodes")}
 
 
 def current(services: Services, p: NoteParams) -> dict[str, Any]:
@@ -106,9 +110,15 @@ def html(services: Services, p: HtmlParams) -> dict[str, Any]:
 
 METHODS = [
     Method("graph.traverse", TraverseParams, traverse,
-           "Notes reached along one typed relation, either direction, with depth and edge."),
+           "Notes reached along one typed relation, either direction, with depth and edge.",
+           agent=Agent("traverse", "Follow a relation",
+                       "Notes reached along one relation (depends_on, supersedes, ... or link), "
+                       "several hops, either direction.", defaults={"limit": 50})),
     Method("graph.current", NoteParams, current,
-           "Follow supersedes to the newest note; reports a cycle instead of looping."),
+           "Follow supersedes to the newest note; reports a cycle instead of looping.",
+           agent=Agent("current", "Current version",
+                       "Whether a note still holds: follows supersedes to the newest note, "
+                       "e.g. the decision in force.")),
     Method("note.mentions", NoteParams, mentions,
            "Notes that name this note (title, file name, aliases) without linking it."),
     Method("note.edges", EdgesParams, edges,

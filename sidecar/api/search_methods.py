@@ -6,9 +6,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from sidecar.api.registry import Method, Params, VaultPath
+from sidecar.api.registry import Agent, Method, Params, VaultPath
 from sidecar.api.relation_methods import graph_options
 from sidecar.core.filters import parse_filters
+from sidecar.core.paging import cursor_at, offset
 from sidecar.services.context import Services
 from sidecar.services.search import Query
 
@@ -16,10 +17,10 @@ from sidecar.services.search import Query
 class SearchParams(Params):
     query: str = Field(min_length=1, description="What to look for.")
     mode: Literal["hybrid", "semantic", "lexical", "edge"] = Field(
-        "hybrid", description="Ranking mode; edge searches the paragraphs around links."
+        "hybrid", description="Ranking (default hybrid); edge: text around links."
     )
-    limit: int = Field(10, ge=1, le=200, description="Notes to return (best chunk each).")
-    path: VaultPath = Field("", description="Only notes under this vault-relative path prefix.")
+    limit: int = Field(10, ge=1, le=200, description="Notes per page (best passage each).")
+    path: VaultPath = Field("", description="Only notes under this path prefix.")
     tags: list[str] = Field(default_factory=list, description="Only notes with all these tags.")
     filters: list[str] = Field(
         default_factory=list, description="Frontmatter conditions: key=value, key<value, ..."
@@ -38,14 +39,28 @@ class SearchParams(Params):
     boost_links: bool = Field(False, description="Boost link neighbours of the top results.")
     hops: int = Field(1, ge=1, le=3, description="Link boost depth.")
     expand: int = Field(0, ge=0, le=3, description="Graph context depth; 0 is off.")
+    cursor: str | None = Field(None, description="From next_cursor.")
 
 
 def search(services: Services, p: SearchParams) -> dict[str, Any]:
+    """A page is the next ``limit`` results of the same ranking: the search is run for all the
+    pages up to this one (results are ranked as a whole, so a page cannot be searched alone)."""
+    start = offset(p.cursor)
+    limit = min(start + p.limit, MAX_RESULTS)
+    out = _search(services, p, limit)
+    full = len(out["results"]) == limit and limit < MAX_RESULTS
+    out["results"] = out["results"][start:]
+    if full:
+        out["next_cursor"] = cursor_at(limit)
+    return out
+
+
+def _search(services: Services, p: SearchParams, limit: int) -> dict[str, Any]:
     return services.search.search(
         Query(
             text=p.query,
             mode=p.mode,
-            limit=p.limit,
+            limit=limit,
             path=p.path,
             tags=tuple(p.tags),
             filters=parse_filters(p.filters),
@@ -62,6 +77,23 @@ def search(services: Services, p: SearchParams) -> dict[str, Any]:
     )
 
 
+MAX_RESULTS = 200
+
+AGENT = Agent(
+    "search", "Search the vault",
+    "Find notes by words or meaning (mode lexical for exact identifiers), a passage of each; "
+    "read_note gives the whole note.",
+    params=("query", "mode", "limit", "path", "filters", "cursor"),
+    defaults={"limit": 8},
+)  # fmt: skip
+
 METHODS = [
-    Method("search", SearchParams, search, "Find notes by words or meaning.", needs_vectors=True),
+    Method(
+        "search",
+        SearchParams,
+        search,
+        "Find notes by words or meaning.",
+        needs_vectors=True,
+        agent=AGENT,
+    ),
 ]

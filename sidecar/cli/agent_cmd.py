@@ -101,8 +101,10 @@ def recall(vault: str | None, as_json: bool, prompt: str | None, hook: bool,
 @click.command()
 @click.option("--vault", "vault", metavar="PATH", help="The vault (else SIDECAR_VAULT, else the "
               "nearest parent holding .obsidian/ or .sidecar/).")  # fmt: skip
-def mcp(vault: str | None) -> None:
-    """Serve the methods as MCP tools over stdio (through the daemon when it runs)."""
+@click.option("--all", "all_methods", is_flag=True, help="Every method as a tool, editor and "
+              "admin ones too (default: the agents' toolset).")  # fmt: skip
+def mcp(vault: str | None, all_methods: bool) -> None:
+    """Serve the vault's tools for agents over MCP stdio (through the daemon when it runs)."""
     from sidecar.transports import mcp_tools
     from sidecar.transports.mcp_server import Backend, McpServer, run_stdio
 
@@ -112,7 +114,7 @@ def mcp(vault: str | None) -> None:
     except SidecarError as exc:
         fail(exc, False)
     backend = Backend(lambda: connect(settings))
-    run_stdio(McpServer(mcp_tools.load(), backend))
+    run_stdio(McpServer(mcp_tools.load(all_methods), backend))
 
 
 COMMANDS = [session_start, recall, mcp]

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from sidecar.core.link_spans import frontmatter_end
 from sidecar.lsp.names import Names
-from sidecar.lsp.text import frontmatter_end
 
 Kind = Literal["note", "heading", "block", "relation", "relation_target"]
 MAX_ITEMS = 100

@@ -15,14 +15,14 @@ from typing import Any, TypeVar
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcInvalidParams
 
+from sidecar.core import link_edits as e
 from sidecar.core.fix import add_relation
+from sidecar.core.link_spans import headings, split_lines
 from sidecar.errors import DaemonUnreachable, SidecarError
 from sidecar.lsp import complete, navigate
-from sidecar.lsp import edits as e
 from sidecar.lsp.names import Names
 from sidecar.lsp.server import DEBOUNCE_S, Scope, SidecarServer, finding_link
 from sidecar.lsp.startup import Startup
-from sidecar.lsp.text import headings, split_lines
 from sidecar.lsp.uris import to_path
 from sidecar.lsp.vault import Vault
 from sidecar.lsp.vaults import Vaults

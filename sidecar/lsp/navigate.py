@@ -15,11 +15,9 @@ from typing import Any
 
 from lsprotocol import types as t
 
+from sidecar.core import link_edits as e
 from sidecar.core.anchors import anchor_key, heading_key
-from sidecar.errors import SidecarError, UsageError
-from sidecar.lsp import edits as e
-from sidecar.lsp.server import Scope
-from sidecar.lsp.text import (
+from sidecar.core.link_spans import (
     block_line,
     body_preview,
     heading_at,
@@ -27,6 +25,8 @@ from sidecar.lsp.text import (
     headings,
     link_at,
 )
+from sidecar.errors import SidecarError, UsageError
+from sidecar.lsp.server import Scope
 
 
 @dataclass(frozen=True, slots=True)

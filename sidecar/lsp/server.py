@@ -15,8 +15,8 @@ from typing import Any
 from lsprotocol import types as t
 from pygls.lsp.server import LanguageServer
 
+from sidecar.core.link_spans import LinkAt, frontmatter_end, links_on, split_lines
 from sidecar.errors import SidecarError
-from sidecar.lsp.text import LinkAt, frontmatter_end, links_on, split_lines
 from sidecar.lsp.vault import Vault
 from sidecar.lsp.vaults import Vaults
 

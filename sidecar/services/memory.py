@@ -168,6 +168,27 @@ class MemoryService:
                 done.append(old.entry.id)
         return done
 
+    def revise(self, entry_id: str, *, title: str | None = None, body: str | None = None,
+               tags: Sequence[str] | None = None) -> dict[str, Any]:  # fmt: skip
+        """Change an entry's title, body or tags and nothing else (its type, times, links and
+        provenance stay); the old text is kept as a revision, as for any write."""
+        record = self.record(entry_id)
+        e = record.entry
+        entry = replace(
+            e, title=title.strip() if title else e.title, updated_at=self.clock(),
+            body=body.strip("\n") if body is not None else e.body,
+            tags=tuple(dict.fromkeys(t.strip() for t in tags if t.strip())) if tags is not None
+            else e.tags,
+        )  # fmt: skip
+        verdict, vector = self._gate(entry)
+        if verdict.kind == "duplicate":
+            raise SidecarError(f"the change makes it a near-duplicate of memory entry "
+                               f"'{verdict.other}' (similarity {verdict.score:.2f})",
+                               {"reason": "near_duplicate", "duplicate_of": verdict.other})  # fmt: skip
+        saved = self.index.save(entry, vector)
+        self.index.flush_vectors()
+        return {"entry": self.view(saved), "created": False}
+
     def delete(self, entry_id: str) -> dict[str, Any]:
         """Archive, never delete: the file moves to ``archive/`` with status ``archived``."""
         record = self.record(entry_id)

@@ -31,15 +31,19 @@ from typing import IO, Any, Protocol
 from sidecar import __version__
 from sidecar.errors import DaemonUnreachable, MethodNotFound, SidecarError, UsageError
 from sidecar.transports.jsonrpc import handle_line
+from sidecar.transports.mcp_pages import MAX_REPLY_CHARS, Pages, size
+from sidecar.transports.mcp_render import render
 from sidecar.transports.mcp_tools import Tool, tool_name
 
 __all__ = ["INSTRUCTIONS", "PROTOCOL_VERSIONS", "Backend", "McpServer", "tool_name"]
 
 INSTRUCTIONS = (
-    "Tools over a local Markdown vault and its memory. Use recall with the user's prompt for the "
-    "few notes and memory entries that matter (it abstains when nothing does); search for more; "
-    "memory_write to remember a decision, problem or fact (near-duplicates are refused); "
-    "session_start for due reminders and the last handoff."
+    "Tools over the user's local Markdown vault (notes with [[wikilinks]] and typed relations) "
+    "and a memory of decisions, problems and facts. recall gives the few notes that matter for "
+    "a prompt, or nothing; search finds more; read_note reads one whole. Change notes with "
+    "edit_note, write_note and move_note (pass the hash read_note gave). memory_write remembers; "
+    "session_start brings due reminders and the last handoff. Long listings come in pages: pass "
+    "next_cursor back as cursor."
 )
 # the revisions negotiated with ``initialize``, oldest first; the last is offered by default
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -114,7 +118,8 @@ class McpServer:
         self.backend = backend
         self._name, self._instructions = name, instructions
         self._tools = [t["definition"] for t in tools]
-        self._methods = {t["definition"]["name"]: t["method"] for t in tools}
+        self._by_name = {t["definition"]["name"]: t for t in tools}
+        self.pages = Pages()
 
     async def dispatch(self, method: str, params: dict[str, Any]) -> Any:
         if method == "initialize":
@@ -139,22 +144,30 @@ class McpServer:
 
     async def _call(self, params: dict[str, Any]) -> dict[str, Any]:
         name, arguments = params.get("name"), params.get("arguments") or {}
-        if not isinstance(name, str) or name not in self._methods:
+        if not isinstance(name, str) or name not in self._by_name:
             raise UsageError(f"unknown tool: {name!r}")
         if not isinstance(arguments, dict):
             raise UsageError("tool arguments must be an object")
+        tool = self._by_name[name]
+        method = tool["method"]
         try:
-            result = await asyncio.to_thread(self.backend.call, self._methods[name], arguments)
+            if self.pages.is_ours(arguments.get("cursor")):
+                return _reply(method, self.pages.next(arguments["cursor"]))
+            args = {**tool.get("defaults", {}), **arguments}
+            if tool.get("paged"):
+                args.pop("cursor", None)  # the server's own, for answers too big: none yet
+            result = await asyncio.to_thread(self.backend.call, method, args)
         except SidecarError as exc:
             return _tool_error(exc.to_dict())
         except Exception as exc:  # a bug must not end the session: the agent sees it as a result
             _log.exception("tool %s failed", name)
             return _tool_error({"code": -32603, "message": f"internal error: {exc}"})
-        reply: dict[str, Any] = {
-            "content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False, indent=1)}]
-        }
-        if isinstance(result, dict):
-            reply["structuredContent"] = result
+        reply = _reply(method, result)
+        if _reply_size(reply) > MAX_REPLY_CHARS:
+            try:
+                reply = _reply(method, self.pages.first(result))
+            except SidecarError as exc:
+                return _tool_error(exc.to_dict())
         return reply
 
     async def serve(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
@@ -184,6 +197,18 @@ class McpServer:
         while True:
             await asyncio.sleep(REAP_SECONDS)
             await asyncio.to_thread(self.backend.release_idle)
+
+
+def _reply(method: str, result: Any) -> dict[str, Any]:
+    """The result once as structured content, and as the short text a model reads."""
+    reply: dict[str, Any] = {"content": [{"type": "text", "text": render(method, result)}]}
+    if isinstance(result, dict):
+        reply["structuredContent"] = result
+    return reply
+
+
+def _reply_size(reply: dict[str, Any]) -> int:
+    return len(reply["content"][0]["text"]) + size(reply.get("structuredContent"))
 
 
 def _tool_error(error: dict[str, Any]) -> dict[str, Any]:

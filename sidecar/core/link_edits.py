@@ -1,7 +1,7 @@
-"""Text edits for renames and fixes, as pure values; the server turns them into a WorkspaceEdit.
-
-A rename never writes: the editor applies the edit (and can undo it). Each reference the daemon
-reports (source, line, the name as written) is located on its line with ``text.links_on``, and
+"""Text edits for renames and fixes, as pure values: the language server turns them into a
+WorkspaceEdit (the editor applies it, and can undo it), ``note.move`` applies them to the files
+(``apply_edits``). Each reference the daemon reports (source, line, the name as written) is
+located on its line with ``link_spans.links_on``, and
 only the part naming the note or heading is replaced, in the style it was written: a bare name
 stays bare, a path stays a path, ``.md`` and URL-encoding are kept, a link through an alias is
 left alone (the alias still resolves).
@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from sidecar.core.anchors import anchor_key, heading_key
+from sidecar.core.link_spans import LinkAt, Part, frontmatter_end, links_on
 from sidecar.core.markdown import slugify
-from sidecar.lsp.text import LinkAt, Part, frontmatter_end, links_on
-from sidecar.lsp.uris import nfc
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,10 @@ class Edit:
     @property
     def last_line(self) -> int:
         return self.line if self.end_line < 0 else self.end_line
+
+
+def nfc(text: str) -> str:
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def stem(path: str) -> str:
@@ -89,18 +93,28 @@ def rename_note_edits(
             part = _name_part(link, swapped)
             if part is None:
                 continue
-            text = _renamed(part.text, link.wikilink, source, old_keys, new_path)
-            if text is not None and text != part.text:
+            raw = lines[link.line][part.start : part.end]  # a Markdown link's name is decoded
+            written = part.text if link.wikilink else raw
+            text = _renamed(written, link.wikilink, source, old_keys, new_path,
+                            angle="<" in link.written)  # fmt: skip
+            if text is not None and text != raw:
                 edits[(link.line, part.start)] = Edit(link.line, part.start, part.end, text)
     return sorted(edits.values(), key=lambda e: (e.line, e.start))
 
 
 def _renamed(
-    written: str, wikilink: bool, source: str, old_keys: set[str], new_path: str
+    written: str,
+    wikilink: bool,
+    source: str,
+    old_keys: set[str],
+    new_path: str,
+    angle: bool = False,
 ) -> str | None:
+    """The new name as the link wrote the old one. A Markdown link's path stays encoded when it
+    was, and is encoded when a space would otherwise end it (``<...>`` links may hold spaces)."""
     if not wikilink:
         rel = posixpath.relpath(new_path, posixpath.dirname(source) or ".")
-        return quote(rel) if "%" in written or (" " not in written and " " in rel) else rel
+        return quote(rel) if "%" in written or (" " in rel and not angle) else rel
     bare = nfc(stem(written.strip().lstrip("/"))).lower()  # typed composed, stored either way
     if bare not in old_keys:
         return None  # written through an alias or id: it still resolves
@@ -160,3 +174,20 @@ def minimal_edit(old: str, new: str) -> Edit | None:
     replaced = b[head : len(b) - tail]
     text = "".join(line + "\n" for line in replaced)
     return Edit(head, 0, 0, text, end_line=len(a) - tail)
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """``text`` with ``edits`` applied (lines and columns as ``split_lines`` counts them); every
+    character no edit covers, line endings included, is left as it was."""
+    starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
+
+    def offset(line: int, col: int) -> int:
+        return min(starts[line] + col, len(text)) if line < len(starts) else len(text)
+
+    out = text
+    for e in sorted(edits, key=lambda e: (e.line, e.start), reverse=True):
+        out = out[: offset(e.line, e.start)] + e.new_text + out[offset(e.last_line, e.end) :]
+    return out

@@ -1,0 +1,30 @@
+"""The link edits a rename makes (shared by the language server's rename and ``note.move``)."""
+
+from __future__ import annotations
+
+from sidecar.core.link_edits import Edit, apply_edits, rename_note_edits
+from sidecar.core.link_spans import split_lines
+
+
+def renamed(text: str, source: str, refs: list[dict[str, object]], old: str, new: str) -> str:
+    return apply_edits(text, rename_note_edits(split_lines(text), source, refs, old, new))
+
+
+def test_an_encoded_markdown_link_stays_encoded() -> None:
+    """A path with a space cannot be written bare in a Markdown link: it ended the link (the
+    rename wrote ``(Focused Work.md)``, which no longer links)."""
+    text = "see [plan](Deep%20Work.md#log) here\n"
+    ref = {"line": 1, "target": "Deep Work.md", "swapped": False}
+    assert renamed(text, "Other.md", [ref], "Deep Work.md", "Focused Work.md") == (
+        "see [plan](Focused%20Work.md#log) here\n"
+    )
+    spaced = "see [plan](<Deep Work.md>)\n"
+    assert renamed(spaced, "Other.md", [ref], "Deep Work.md", "Focused Work.md") == (
+        "see [plan](<Focused Work.md>)\n"
+    )
+
+
+def test_edits_leave_every_other_byte_alone() -> None:
+    text = "a\r\nbb [[X]]\r\nccc\n\rd"
+    out = apply_edits(text, [Edit(1, 5, 6, "Yz"), Edit(4, 0, 1, "D")])
+    assert out == "a\r\nbb [[Yz]]\r\nccc\n\rD"
