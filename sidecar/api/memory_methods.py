@@ -97,6 +97,8 @@ class SearchParams(Params):
     status: Status = Field("active", description="Entry status; all includes archived.")
     mode: Literal["hybrid", "semantic", "lexical"] = Field("hybrid", description="Ranking.")
     cursor: str | None = Field(None, description="From next_cursor.")
+    window: int | None = Field(None, ge=1, le=200, description="Rank this many once and page "
+                               "through them (stable pages).")  # fmt: skip
 
 
 class UpdateParams(Params):
@@ -155,12 +157,13 @@ def list_(s: Services, p: ListParams) -> dict[str, Any]:
 def search(s: Services, p: SearchParams) -> dict[str, Any]:
     fresh(s)
     start = offset(p.cursor)
-    found = memory_search(s.memory, p.query, start + p.limit, p.types, p.status, p.mode)
+    end = start + p.limit
+    found = memory_search(s.memory, p.query, p.window or end, p.types, p.status, p.mode)
     hits = found["results"]
-    more = len(hits) == start + p.limit  # a full page: there may be more
-    out = {**found, "results": hits[start:]}
+    more = end < len(hits) if p.window else len(hits) == end  # a full page: maybe more
+    out = {**found, "results": hits[start:end]}
     if more:
-        out["next_cursor"] = cursor_at(start + p.limit)
+        out["next_cursor"] = cursor_at(end)
     return out
 
 
@@ -201,7 +204,7 @@ WRITE = Agent(
 SEARCH = Agent(
     "memory_search", "Search memory",
     "Find memory entries by words or meaning.",
-    params=("query", "limit", "cursor"), defaults={"limit": 8},
+    params=("query", "limit", "cursor"), defaults={"limit": 8, "window": 50},
 )  # fmt: skip
 UPDATE = Agent(
     "memory_update", "Update a memory entry",

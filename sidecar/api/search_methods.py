@@ -40,18 +40,24 @@ class SearchParams(Params):
     hops: int = Field(1, ge=1, le=3, description="Link boost depth.")
     expand: int = Field(0, ge=0, le=3, description="Graph context depth; 0 is off.")
     cursor: str | None = Field(None, description="From next_cursor.")
+    window: int | None = Field(None, ge=1, le=200, description="Rank this many results once "
+                               "and page through them: pages then neither repeat nor skip a "
+                               "result (a bigger search can rank its first ones differently).")  # fmt: skip
 
 
 def search(services: Services, p: SearchParams) -> dict[str, Any]:
-    """A page is the next ``limit`` results of the same ranking: the search is run for all the
-    pages up to this one (results are ranked as a whole, so a page cannot be searched alone)."""
+    """A page is the next ``limit`` results of one ranking. Results are ranked as a whole, and
+    a bigger search can order its first results differently, so pages that must neither
+    repeat nor skip a result rank a fixed ``window`` each time (the agents' tool does: 50)."""
     start = offset(p.cursor)
-    limit = min(start + p.limit, MAX_RESULTS)
-    out = _search(services, p, limit)
-    full = len(out["results"]) == limit and limit < MAX_RESULTS
-    out["results"] = out["results"][start:]
-    if full:
-        out["next_cursor"] = cursor_at(limit)
+    end = start + p.limit
+    ranked = p.window if p.window is not None else min(end, MAX_RESULTS)
+    out = _search(services, p, ranked)
+    found = out["results"]
+    more = end < len(found) if p.window is not None else len(found) == end < MAX_RESULTS
+    out["results"] = found[start:end]
+    if more:
+        out["next_cursor"] = cursor_at(end)
     return out
 
 
@@ -84,7 +90,7 @@ AGENT = Agent(
     "Find notes by words or meaning (mode lexical for exact identifiers), a passage of each; "
     "read_note gives the whole note.",
     params=("query", "mode", "limit", "path", "filters", "cursor"),
-    defaults={"limit": 8},
+    defaults={"limit": 8, "window": 50},
 )  # fmt: skip
 
 METHODS = [

@@ -33,8 +33,8 @@ from sidecar.store.files import atomic_write
 if TYPE_CHECKING:
     from sidecar.services.context import Services
 
-READ_CHARS = 12_000  # a page of text by default (~3k tokens)
-MAX_READ_CHARS = 60_000  # never more in one answer (~15k tokens)
+READ_CHARS = 6_000  # a page of text by default (~1.5k tokens; the reply holds it twice)
+MAX_READ_CHARS = 30_000  # never more in one answer (twice that in the reply)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
