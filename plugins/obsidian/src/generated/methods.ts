@@ -3,7 +3,7 @@
 
 /** Params of `graph.current`: Follow supersedes to the newest note; reports a cycle instead of looping. */
 export type GraphCurrentParams = {
-  /** Vault-relative path (with or without .md), or a unique note name. */
+  /** Note path (.md optional), name or alias. */
   note: string;
 };
 
@@ -27,7 +27,7 @@ export type GraphHubsParams = {
 
 /** Params of `graph.neighbors`: Notes within N hops, following links either way. */
 export type GraphNeighborsParams = {
-  /** Vault-relative path (with or without .md), or a unique note name. */
+  /** Note path (.md optional), name or alias. */
   note: string;
   /** Also list notes up to this many hops away. (default 1) */
   depth?: number;
@@ -48,7 +48,7 @@ export type GraphPathParams = {
 
 /** Params of `graph.traverse`: Notes reached along one typed relation, either direction, with depth and edge. */
 export type GraphTraverseParams = {
-  /** Vault-relative path (with or without .md), or a unique note name. */
+  /** Note path (.md optional), name or alias. */
   note: string;
   /** Relation to follow, either spelling. */
   relation: string;
@@ -56,6 +56,10 @@ export type GraphTraverseParams = {
   depth?: number;
   /** Walk the relation backwards. (default false) */
   inverse?: boolean;
+  /** Most per page (none: all). (default null) */
+  limit?: number | null;
+  /** From next_cursor. (default null) */
+  cursor?: string | null;
 };
 
 /** Params of `index.check`: Index vs vault drift (missing, stale, extra notes; chunk and memory rows), optionally repaired. */
@@ -98,6 +102,20 @@ export type LintRunParams = {
   rules?: string[] | null;
   /** SARIF: the vault's path inside the repository. (default "") */
   uri_prefix?: string;
+};
+
+/** Params of `lint.summary`: Lint counts per rule, then the findings, worst first, in pages. */
+export type LintSummaryParams = {
+  /** Only findings at least this severe. (default "info") */
+  severity?: "error" | "warning" | "info" | "never";
+  /** Only this rule, e.g. dangling_target. (default null) */
+  rule?: string | null;
+  /** Only notes under this path prefix. (default null) */
+  note?: string | null;
+  /** Most findings per page. (default 20) */
+  limit?: number;
+  /** From next_cursor. (default null) */
+  cursor?: string | null;
 };
 
 /** Params of `memory.confirm`: Confirm a memory entry, or refute it. */
@@ -165,14 +183,36 @@ export type MemoryListParams = {
 
 /** Params of `memory.search`: Find memory entries by words or meaning. */
 export type MemorySearchParams = {
+  /** Words or a question. */
   query: string;
-  /** (default 10) */
+  /** Most entries per page. (default 10) */
   limit?: number;
+  /** Only these entry types. */
   types?: ("topic" | "problem" | "decision" | "reminder" | "prior" | "handoff")[];
-  /** (default "active") */
+  /** Entry status; all includes archived. (default "active") */
   status?: "active" | "superseded" | "refuted" | "archived" | "all";
-  /** (default "hybrid") */
+  /** Ranking. (default "hybrid") */
   mode?: "hybrid" | "semantic" | "lexical";
+  /** From next_cursor. (default null) */
+  cursor?: string | null;
+  /** Rank this many once and page through them (stable pages). (default null) */
+  window?: number | null;
+};
+
+/** Params of `memory.update`: Change an entry's title, body or tags, or confirm, refute or archive it. */
+export type MemoryUpdateParams = {
+  /** The entry's id (its file name without .md). */
+  id: string;
+  /** New title. (default null) */
+  title?: string | null;
+  /** New body (replaces it). (default null) */
+  content?: string | null;
+  /** Text added at the end of the body. (default null) */
+  append?: string | null;
+  /** New tags (replace them). (default null) */
+  tags?: string[] | null;
+  /** confirmed: still true; refuted: no longer true; archived: put away. (default null) */
+  status?: ("confirmed" | "refuted" | "archived") | null;
 };
 
 /** Params of `memory.write`: Write a memory entry (near-duplicates refused). */
@@ -181,24 +221,25 @@ export type MemoryWriteParams = {
   id?: string | null;
   /** One line that states the fact. */
   title: string;
-  /** What kind of memory this is. (default "topic") */
+  /** The kind of entry (default topic). (default "topic") */
   entry_type?: "topic" | "problem" | "decision" | "reminder" | "prior" | "handoff";
   /** The body, Markdown. (default "") */
   content?: string;
+  /** Short topic words, e.g. ["redis", "sessions"]. */
   tags?: string[];
-  /** Reminders: due this many seconds from now. (default null) */
+  /** Reminder: seconds until due. (default null) */
   due_in?: number | null;
-  /** Reminders: due at this ISO 8601 time. (default null) */
+  /** Reminder: due time, ISO 8601. (default null) */
   due_at?: string | null;
   /** Archive the entry after this many seconds. (default null) */
   ttl?: number | null;
-  /** Typed edges to entries or notes: {supports|contradicts|supersedes|derived_from|relates_to: [id or note name]}. supersedes marks the target superseded. */
+  /** Typed edges: {supports|contradicts|supersedes|derived_from|relates_to: [entry id or note name]}. */
   relations?: Record<string, string[]>;
-  /** (default "user_statement") */
+  /** Where the fact comes from. (default "user_statement") */
   source_type?: "official_docs" | "user_statement" | "auto_extracted" | "inference";
   /** Who wrote it (provenance), e.g. claude-code. (default "") */
   agent?: string;
-  /** (default null) */
+  /** How sure the writer is, 0-1. (default null) */
   confidence?: number | null;
   /** A near-duplicate of an active entry is refused, or written and linked to it as contradicts. (default "reject") */
   on_duplicate?: "reject" | "contradicts";
@@ -206,7 +247,7 @@ export type MemoryWriteParams = {
 
 /** Params of `note.backlinks`: Every link here, one row per occurrence (line, context, the link's span in it); `sources` groups them per linking note with a count. */
 export type NoteBacklinksParams = {
-  /** Vault-relative path (with or without .md), or a unique note name. */
+  /** Note path (.md optional), name or alias. */
   note: string;
 };
 
@@ -218,15 +259,43 @@ export type NoteCheckParams = {
   text: string;
 };
 
+/** Params of `note.context`: A note's typed relations, links and backlinks, in pages. */
+export type NoteContextParams = {
+  /** Note path (.md optional), name or alias. */
+  note: string;
+  /** Most items per page. (default 50) */
+  limit?: number;
+  /** From next_cursor. (default null) */
+  cursor?: string | null;
+};
+
 /** Params of `note.edges`: Semantic edges of a note: link context, cluster label, strength. */
 export type NoteEdgesParams = {
   /** Only this note's edges; none: the clusters. (default null) */
   note?: string | null;
 };
 
+/** Params of `note.edit`: Find and replace in a note, or append under a heading. */
+export type NoteEditParams = {
+  /** Note path (.md optional), name or alias. */
+  note: string;
+  /** Exact text to replace (once, unless replace_all). (default null) */
+  find?: string | null;
+  /** Its replacement. (default "") */
+  replace?: string;
+  /** Replace every occurrence. (default false) */
+  replace_all?: boolean;
+  /** Text to add at the end of the section. (default null) */
+  append?: string | null;
+  /** With append: the section (default: the whole note). (default null) */
+  heading?: string | null;
+  /** From read_note: refused if the note changed since. (default null) */
+  expected_hash?: string | null;
+};
+
 /** Params of `note.links`: Outgoing links (valid or broken) and incoming links of a note. */
 export type NoteLinksParams = {
-  /** Vault-relative path (with or without .md), or a unique note name. */
+  /** Note path (.md optional), name or alias. */
   note: string;
   /** Also list notes up to this many hops away. (default 1) */
   depth?: number;
@@ -236,13 +305,39 @@ export type NoteLinksParams = {
 
 /** Params of `note.mentions`: Notes that name this note (title, file name, aliases) without linking it. */
 export type NoteMentionsParams = {
-  /** Vault-relative path (with or without .md), or a unique note name. */
+  /** Note path (.md optional), name or alias. */
   note: string;
+};
+
+/** Params of `note.move`: Rename or move a note and rewrite every link to it. */
+export type NoteMoveParams = {
+  /** Note path (.md optional), name or alias. */
+  note: string;
+  /** New name (same folder) or vault-relative path. */
+  to: string;
+  /** From read_note: refused if the note changed since. (default null) */
+  expected_hash?: string | null;
+};
+
+/** Params of `note.read`: A note's text, a section or a line range, in pages. */
+export type NoteReadParams = {
+  /** Note path (.md optional), name or alias. */
+  note: string;
+  /** Only this heading's section. (default null) */
+  heading?: string | null;
+  /** First line (1-based). (default null) */
+  start_line?: number | null;
+  /** Last line (inclusive). (default null) */
+  end_line?: number | null;
+  /** From next_cursor. (default null) */
+  cursor?: number | null;
+  /** Most characters of text per answer. (default 6000) */
+  max_chars?: number;
 };
 
 /** Params of `note.references`: Every link to a note (or one of its headings) as written, with source and line. */
 export type NoteReferencesParams = {
-  /** Vault-relative path (with or without .md), or a unique note name. */
+  /** Note path (.md optional), name or alias. */
   note: string;
   /** Only links to this heading of the note. (default null) */
   heading?: string | null;
@@ -256,6 +351,18 @@ export type NoteResolveParams = {
   links: string[];
 };
 
+/** Params of `note.write`: Create a note or replace it whole (expected_hash or overwrite). */
+export type NoteWriteParams = {
+  /** Vault-relative path (.md optional). */
+  path: string;
+  /** The whole note, frontmatter included. */
+  content: string;
+  /** From read_note: refused if the note changed since. (default null) */
+  expected_hash?: string | null;
+  /** Replace an existing note without a hash. (default false) */
+  overwrite?: boolean;
+};
+
 /** Params of `recall`: The few notes and memory entries that matter for a prompt, or an abstention; never fails (errors abstain). */
 export type RecallParams = {
   /** The user's prompt (or any question). */
@@ -264,16 +371,24 @@ export type RecallParams = {
   max_notes?: number | null;
   /** At most this many memory entries (default: setting recall.max_memory, 3). (default null) */
   max_memory?: number | null;
-  /** Cosine floor below which recall abstains (default: setting recall.min_score). (default null) */
+  /** Cosine floor for memory entries (default: setting recall.min_score). (default null) */
   min_score?: number | null;
+  /** How sure recall must be that a note is about the prompt (default: setting recall.threshold). (default null) */
+  threshold?: number | null;
   /** Also superseded notes and entries. (default false) */
   include_superseded?: boolean;
+  /** Add the decision: the prompt's content words, the vault's background and each candidate's scores. (default false) */
+  explain?: boolean;
 };
 
 /** Params of `reminders.due`: Reminders that are due, and those coming up. */
 export type RemindersDueParams = {
   /** Upcoming: due within this many seconds. (default 604800) */
   within?: number;
+  /** Most per page (none: all). (default null) */
+  limit?: number | null;
+  /** From next_cursor. (default null) */
+  cursor?: string | null;
 };
 
 /** Params of `reminders.snooze`: Move a reminder's due time later. */
@@ -290,11 +405,11 @@ export type RemindersSnoozeParams = {
 export type SearchParams = {
   /** What to look for. */
   query: string;
-  /** Ranking mode; edge searches the paragraphs around links. (default "hybrid") */
+  /** Ranking (default hybrid); edge: text around links. (default "hybrid") */
   mode?: "hybrid" | "semantic" | "lexical" | "edge";
-  /** Notes to return (best chunk each). (default 10) */
+  /** Notes per page (best passage each). (default 10) */
   limit?: number;
-  /** Only notes under this vault-relative path prefix. (default "") */
+  /** Only notes under this path prefix. (default "") */
   path?: string;
   /** Only notes with all these tags. */
   tags?: string[];
@@ -304,6 +419,8 @@ export type SearchParams = {
   half_life?: number;
   /** Drop results scoring below this. (default 0.0) */
   min_score?: number;
+  /** Drop results whose confidence (evidence that they answer the query at all) is below this; null: the mode's default, 0: keep everything. (default null) */
+  min_confidence?: number | null;
   /** Include each score's parts. (default false) */
   explain?: boolean;
   /** Do not fade superseded/stale notes. (default false) */
@@ -314,13 +431,17 @@ export type SearchParams = {
   hops?: number;
   /** Graph context depth; 0 is off. (default 0) */
   expand?: number;
+  /** From next_cursor. (default null) */
+  cursor?: string | null;
+  /** Rank this many results once and page through them: pages then neither repeat nor skip a result (a bigger search can rank its first ones differently). (default null) */
+  window?: number | null;
 };
 
 /** Params of `session.start`: Due reminders, the newest handoff and a warmup of memory and notes, as text within a budget. */
 export type SessionStartParams = {
   /** Most characters of text. (default 2000) */
   budget?: number;
-  /** Rank the warmup by relevance to this (e.g. the project). (default "") */
+  /** Rank the warmup by this (e.g. the project). (default "") */
   query?: string;
 };
 
@@ -347,6 +468,7 @@ export interface Methods {
   "lint.fix": { params: LintFixParams; result: unknown };
   "lint.last": { params: LintLastParams; result: unknown };
   "lint.run": { params: LintRunParams; result: unknown };
+  "lint.summary": { params: LintSummaryParams; result: unknown };
   "memory.confirm": { params: MemoryConfirmParams; result: unknown };
   "memory.delete": { params: MemoryDeleteParams; result: unknown };
   "memory.export": { params: MemoryExportParams; result: unknown };
@@ -356,14 +478,20 @@ export interface Methods {
   "memory.link": { params: MemoryLinkParams; result: unknown };
   "memory.list": { params: MemoryListParams; result: unknown };
   "memory.search": { params: MemorySearchParams; result: unknown };
+  "memory.update": { params: MemoryUpdateParams; result: unknown };
   "memory.write": { params: MemoryWriteParams; result: unknown };
   "note.backlinks": { params: NoteBacklinksParams; result: unknown };
   "note.check": { params: NoteCheckParams; result: unknown };
+  "note.context": { params: NoteContextParams; result: unknown };
   "note.edges": { params: NoteEdgesParams; result: unknown };
+  "note.edit": { params: NoteEditParams; result: unknown };
   "note.links": { params: NoteLinksParams; result: unknown };
   "note.mentions": { params: NoteMentionsParams; result: unknown };
+  "note.move": { params: NoteMoveParams; result: unknown };
+  "note.read": { params: NoteReadParams; result: unknown };
   "note.references": { params: NoteReferencesParams; result: unknown };
   "note.resolve": { params: NoteResolveParams; result: unknown };
+  "note.write": { params: NoteWriteParams; result: unknown };
   "recall": { params: RecallParams; result: unknown };
   "reminders.due": { params: RemindersDueParams; result: unknown };
   "reminders.snooze": { params: RemindersSnoozeParams; result: unknown };
@@ -390,6 +518,7 @@ export const METHOD_INFO: { readonly [M in MethodName]: { readonly summary: stri
   "lint.fix": { summary: "Plan (or with write, apply) the safe frontmatter fixes for one lint rule.", readOnly: false },
   "lint.last": { summary: "The daemon's last scheduled lint report (ran_at null if none yet).", readOnly: true },
   "lint.run": { summary: "Graph lint: findings with rule, severity, note, line and fix hint.", readOnly: true },
+  "lint.summary": { summary: "Lint counts per rule, then the findings, worst first, in pages.", readOnly: true },
   "memory.confirm": { summary: "Confirm a memory entry, or refute it.", readOnly: false },
   "memory.delete": { summary: "Archive a memory entry (entries are never deleted).", readOnly: false },
   "memory.export": { summary: "Every memory entry as one JSON document.", readOnly: true },
@@ -399,14 +528,20 @@ export const METHOD_INFO: { readonly [M in MethodName]: { readonly summary: stri
   "memory.link": { summary: "Add or remove a typed edge from an entry to an entry or a note.", readOnly: false },
   "memory.list": { summary: "Memory entries, newest first.", readOnly: true },
   "memory.search": { summary: "Find memory entries by words or meaning.", readOnly: true },
+  "memory.update": { summary: "Change an entry's title, body or tags, or confirm, refute or archive it.", readOnly: false },
   "memory.write": { summary: "Write a memory entry (near-duplicates refused).", readOnly: false },
   "note.backlinks": { summary: "Every link here, one row per occurrence (line, context, the link's span in it); `sources` groups them per linking note with a count.", readOnly: true },
   "note.check": { summary: "Lint findings for a note's unsaved text (parsed in memory; nothing is written).", readOnly: true },
+  "note.context": { summary: "A note's typed relations, links and backlinks, in pages.", readOnly: true },
   "note.edges": { summary: "Semantic edges of a note: link context, cluster label, strength.", readOnly: true },
+  "note.edit": { summary: "Find and replace in a note, or append under a heading.", readOnly: false },
   "note.links": { summary: "Outgoing links (valid or broken) and incoming links of a note.", readOnly: true },
   "note.mentions": { summary: "Notes that name this note (title, file name, aliases) without linking it.", readOnly: true },
+  "note.move": { summary: "Rename or move a note and rewrite every link to it.", readOnly: false },
+  "note.read": { summary: "A note's text, a section or a line range, in pages.", readOnly: true },
   "note.references": { summary: "Every link to a note (or one of its headings) as written, with source and line.", readOnly: true },
   "note.resolve": { summary: "Where links written in a note lead: target, state, candidates, heading line.", readOnly: true },
+  "note.write": { summary: "Create a note or replace it whole (expected_hash or overwrite).", readOnly: false },
   "recall": { summary: "The few notes and memory entries that matter for a prompt, or an abstention; never fails (errors abstain).", readOnly: true },
   "reminders.due": { summary: "Reminders that are due, and those coming up.", readOnly: true },
   "reminders.snooze": { summary: "Move a reminder's due time later.", readOnly: false },
