@@ -46,7 +46,10 @@ MODES = ("lexical", "semantic", "hybrid")
 @click.option("--misses", "show_misses", is_flag=True, help="List the queries not answered first.")
 @click.option("--max-queries", type=int, default=0, help="Only the first N queries.")
 @click.option(
-    "--abstain-below", type=float, default=0.0, help="Score floor for the abstention figures."
+    "--abstain-below",
+    type=float,
+    default=0.0,
+    help="Confidence floor for the abstention figures (0.34 is recall's).",
 )
 @click.option("--model", default=None, help="Embedding model spec (default: embed.model).")
 @click.option("--json", "as_json", is_flag=True)
@@ -94,7 +97,9 @@ def _beir(root: Path, modes: list[str], max_q: int, floor: float, model: str | N
 
             def search(text: str, mode: str, depth: int) -> list[tuple[str, float]]:
                 res = services.search.search(Query(text, mode=mode, limit=depth))  # type: ignore[arg-type]
-                return [(Path(r["path"]).stem, r["score"]) for r in res["results"]]
+                return [
+                    (Path(r["path"]).stem, r.get("confidence", r["score"])) for r in res["results"]
+                ]
 
             result = evaluate(search, queries, modes, abstain_below=floor, progress=progress)
         finally:
@@ -115,7 +120,7 @@ def _vault(vault: str, path: Path, split: str, modes: list[str], max_q: int, flo
 
     def search(text: str, mode: str, depth: int) -> list[tuple[str, float]]:
         res = client.call("search", {"query": text, "mode": mode, "limit": depth})
-        return [(r["path"], r["score"]) for r in res["results"]]
+        return [(r["path"], r.get("confidence", r["score"])) for r in res["results"]]
 
     fn: SearchFn = search
     try:
