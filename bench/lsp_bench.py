@@ -1,6 +1,7 @@
-"""``sidecar lsp`` latency as an editor sees it: completion and references over stdio.
+"""``sidecar lsp`` latency as an editor sees it: completion, references and diagnostics.
 
-    python bench/lsp_bench.py --vault ../shared/corpora/dendron-site/vault
+    python bench/lsp_bench.py --vault ../shared/corpora/kepano-obsidian/vault
+    python bench/lsp_bench.py --vault ../shared/corpora/dendron-site/vault [--pin]
 
 Copies the vault, starts the real daemon (tiny embedder: the language server asks nothing of
 the vectors), starts ``sidecar lsp`` as a subprocess and drives it with pytest-lsp's client.
@@ -8,7 +9,13 @@ Each request is timed from send to answer, over stdio, including the server's ca
 daemon's socket. Completion: ``[[`` + a 1-6 character prefix of a random note name, in an
 open, edited buffer (the first request, which fetches the catalog, is reported apart).
 References: on a random note among those with backlinks, half of them from the 50 biggest hubs
-(up to 110 backlinks). Prints Markdown.
+(up to 110 backlinks). Diagnostics: a broken link typed at the end of the buffer, timed from
+that change to the ``publishDiagnostics`` naming it, which includes the server's debounce (the
+pause it waits for typing to stop, ``DEBOUNCE_S``); "check" is that time less the debounce. The
+note edited is the first one whose path has a space, as most of kepano's do. The server is
+started as editors start it, in another folder, the vault named by ``rootUri`` only (``--pin``
+passes ``--vault`` instead, for code from before the server read the vault from the editor).
+Prints Markdown.
 """
 
 from __future__ import annotations
@@ -27,27 +34,31 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lsprotocol import types as t
 from machine import describe, pct
-from pytest_lsp import ClientServerConfig, client_capabilities
+from pytest_lsp import client_capabilities
+from pytest_lsp.client import make_test_lsp_client
 
+from sidecar.lsp.server import DEBOUNCE_S
 from sidecar.transports.unix import RpcClient
 from tests.daemon_harness import daemon_env, start
 
 
 async def measure(
-    vault: Path, env: dict[str, str], n: int, rng: random.Random
+    vault: Path, env: dict[str, str], n: int, rng: random.Random, pin: bool
 ) -> dict[str, list[float]]:
-    config = ClientServerConfig([sys.executable, "-m", "sidecar", "lsp", "--vault", str(vault)],
-                                server_env=env)  # fmt: skip
-    client = await config.start()
+    client = make_test_lsp_client()
+    argv = [sys.executable, "-m", "sidecar", "lsp", *(["--vault", str(vault)] if pin else [])]
+    await client.start_io(*argv, env=env, cwd=tempfile.gettempdir())
     await client.initialize_session(t.InitializeParams(
-        capabilities=client_capabilities("neovim"), root_uri=vault.as_uri()))  # fmt: skip
+        capabilities=client_capabilities("neovim"), root_uri=vault.as_uri(),
+        initialization_options={"autostart": False}))  # fmt: skip
     notes = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
-    rel = "root.md" if (vault / "root.md").exists() else notes[0]
+    rel = edited_note(vault)
     uri = (vault / rel).as_uri()
     text = (vault / rel).read_text("utf-8")
     client.text_document_did_open(t.DidOpenTextDocumentParams(
         t.TextDocumentItem(uri, "markdown", 1, text)))  # fmt: skip
-    out: dict[str, list[float]] = {"completion_first": [], "completion": [], "references": []}
+    out: dict[str, list[float]] = {"completion_first": [], "completion": [], "references": [],
+                                   "diagnostics": [], "diagnostics_check": []}  # fmt: skip
     for i in range(n + 1):
         name = Path(rng.choice(notes)).stem
         prefix = name[: rng.randint(1, 6)]
@@ -71,8 +82,28 @@ async def measure(
             position=t.Position(0, 0)))  # fmt: skip
         out["references"].append((time.perf_counter() - started) * 1000)
         assert refs, target
+    version = n + 10
+    for i in range(min(n, 100)):
+        version += 1
+        edited = text + f"\nsee [[Nowhere {i} at all]]\n"
+        client.text_document_did_change(t.DidChangeTextDocumentParams(
+            t.VersionedTextDocumentIdentifier(version=version, uri=uri),
+            [t.TextDocumentContentChangeWholeDocument(edited)]))  # fmt: skip
+        started = time.perf_counter()
+        while not any(f"Nowhere {i} at all" in d.message for d in client.diagnostics.get(uri, [])):
+            await asyncio.sleep(0.001)
+            assert time.perf_counter() - started < 10, "no diagnostic in 10 s"
+        took = (time.perf_counter() - started) * 1000
+        out["diagnostics"].append(took)
+        out["diagnostics_check"].append(took - DEBOUNCE_S * 1000)
     await client.shutdown_session()
     return out
+
+
+def edited_note(vault: Path) -> str:
+    notes = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
+    spaced = [p for p in notes if " " in p]
+    return spaced[0] if spaced else "root.md" if (vault / "root.md").exists() else notes[0]
 
 
 def hub_sample(vault: Path, env: dict[str, str], n: int, rng: random.Random) -> list[str]:
@@ -88,21 +119,24 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--vault", type=Path, required=True)
     ap.add_argument("-n", type=int, default=300)
+    ap.add_argument("--pin", action="store_true", help="pass --vault (code before the editor "
+                    "named the vault)")  # fmt: skip
     args = ap.parse_args()
     state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scl"))
     vault = state / "vault"
     shutil.copytree(args.vault, vault)
-    env = daemon_env(state, model="tiny")
+    env = {k: v for k, v in daemon_env(state, model="tiny").items() if k != "SIDECAR_VAULT"}
     d = start(vault, env, wait=600)
     env["SIDECAR_BENCH_SOCKET"] = str(d.socket)
     try:
-        out = asyncio.run(measure(vault, env, args.n, random.Random(11)))
+        out = asyncio.run(measure(vault, env, args.n, random.Random(11), args.pin))
     finally:
         d.stop()
         shutil.rmtree(state, ignore_errors=True)
     notes = sum(1 for _ in args.vault.rglob("*.md"))
     print(f"`sidecar lsp` over stdio on {args.vault.parent.name} ({notes} notes), {args.n} "
           f"requests each. {describe()}\n")  # fmt: skip
+    print(f"Edited note: `{edited_note(args.vault)}`.\n")
     print("| request | p50 ms | p95 ms | max ms |\n|---|---|---|---|")
     for key, values in out.items():
         print(f"| {key} | {statistics.median(values):.1f} | {pct(values, 0.95):.1f} | "
