@@ -18,12 +18,14 @@ import { linkMention, noteNames } from "./model/mentions";
 import { buildPaneModel, relatedQuery, type PaneModel } from "./model/pane";
 import type { Taxonomy } from "./model/relations";
 import {
+  asBacklinks,
   asCurrent,
   asLint,
   asMentions,
   asNoteLinks,
   asReminders,
   asSearch,
+  type Backlink,
   type Current,
   type Finding,
   type Mention,
@@ -112,6 +114,7 @@ const realTimers: Timers = {
 interface Parts {
   links: NoteLinks;
   current: Current | null;
+  backlinks: Backlink[] | null;
   unlinked: Mention[];
   related: SearchHit[];
 }
@@ -238,15 +241,17 @@ export class PaneController {
     const before = this.parts;
     const due = (part: Staleness): boolean => before === null || part.wait(now) === 0;
     try {
-      const links = asNoteLinks(await this.rpc.call("note.links", { note: path, depth: 1 }));
-      const current = await this.current(path);
-      const [unlinked, related] = await Promise.all([
+      // every section at once: the pane waits for the slowest, not for the sum
+      const [links, current, backlinks, unlinked, related] = await Promise.all([
+        this.rpc.call("note.links", { note: path, depth: 1 }).then(asNoteLinks),
+        this.current(path),
+        this.fetchBacklinks(path),
         due(this.mentions) ? this.fetchMentions(path) : Promise.resolve(before?.unlinked ?? []),
         due(this.related) ? this.fetchRelated(path) : Promise.resolve(before?.related ?? []),
+        this.lint.wait(now) === 0 ? this.refreshLint(now) : Promise.resolve(),
       ]);
-      if (this.lint.wait(now) === 0) await this.refreshLint(now);
       if (!stillActive()) return;
-      this.parts = { links, current, unlinked, related };
+      this.parts = { links, current, backlinks, unlinked, related };
       this.redraw();
       // a throttled part that is still stale gets one trailing refresh
       const waits = [this.mentions, this.related, this.lint]
@@ -307,6 +312,11 @@ export class PaneController {
   private async current(path: string): Promise<Current | null> {
     const result = await this.optional("graph.current", { note: path });
     return result === null ? null : asCurrent(result);
+  }
+
+  private async fetchBacklinks(path: string): Promise<Backlink[] | null> {
+    const result = await this.optional("note.backlinks", { note: path });
+    return result === null ? null : asBacklinks(result).backlinks;
   }
 
   private async fetchMentions(path: string): Promise<Mention[]> {

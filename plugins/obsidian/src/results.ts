@@ -151,10 +151,22 @@ function asIncoming(e: Record<string, unknown>): IncomingEdge {
   };
 }
 
-export function asBacklinks(x: unknown): { path: string; backlinks: IncomingEdge[] } {
+/** One occurrence of a link to the note: its own line, and where the link sits in `context`. */
+export interface Backlink extends IncomingEdge {
+  match: [number, number] | null;
+}
+
+export function asBacklinks(x: unknown): { path: string; backlinks: Backlink[] } {
   need(isRecord(x) && Array.isArray(x["backlinks"]), "note.backlinks", "no backlinks list");
   const r = x as Record<string, unknown>;
-  return { path: str(r["path"]), backlinks: records(r["backlinks"]).map(asIncoming) };
+  return { path: str(r["path"]), backlinks: records(r["backlinks"]).map(asBacklink) };
+}
+
+function asBacklink(e: Record<string, unknown>): Backlink {
+  const m = e["match"];
+  const match: [number, number] | null =
+    Array.isArray(m) && m.length === 2 && typeof m[0] === "number" && typeof m[1] === "number" ? [m[0], m[1]] : null;
+  return { ...asIncoming(e), match };
 }
 
 export function asSearch(x: unknown): { query: string; mode: string; results: SearchHit[] } {

@@ -38,6 +38,7 @@ function fakeRpc(): { rpc: Rpc; calls: string[] } {
       if (method === "graph.current") throw new RpcError(-32601, "no such method");
       if (method === "note.links") return { path: (params as { note: string }).note, outgoing: [], incoming: [] };
       if (method === "note.mentions") return { path: "", names: [], mentions: [] };
+      if (method === "note.backlinks") return { path: (params as { note: string }).note, backlinks: [], sources: [] };
       if (method === "search") return { query: "", mode: "semantic", results: [] };
       if (method === "lint.run") return { findings: [] };
       throw new Error(`unexpected ${method}`);
@@ -63,7 +64,7 @@ describe("pane controller scheduling", () => {
     const views: PaneView[] = [];
     const pane = new PaneController(rpc, async () => ({ aliases: [], body: "text" }), (v) => views.push(v), () => buildTaxonomy(), options, timers);
     await pane.setActive("a.md");
-    assert.deepEqual(calls.sort(), ["graph.current", "lint.run", "note.links", "note.mentions", "search"]);
+    assert.deepEqual(calls.sort(), ["graph.current", "lint.run", "note.backlinks", "note.links", "note.mentions", "search"]);
     assert.equal(views.length, 1);
 
     // the active note is saved: links + related would be due, but related is throttled (30 s)
@@ -72,19 +73,19 @@ describe("pane controller scheduling", () => {
     await timers.advance(50);
     assert.equal(calls.length, 0, "debounced");
     await timers.advance(60);
-    assert.deepEqual(calls, ["note.links"], "graph.current is known missing; nothing else due");
+    assert.deepEqual(calls.sort(), ["note.backlinks", "note.links"], "graph.current is known missing; nothing else due");
     assert.equal(views.length, 1, "an unchanged model is not redrawn");
 
     // the save made the whole-vault lint stale: one trailing refresh when its interval is over
     calls.length = 0;
     await timers.advance(15_000);
-    assert.deepEqual(calls.sort(), ["lint.run", "note.links"]);
+    assert.deepEqual(calls.sort(), ["lint.run", "note.backlinks", "note.links"]);
 
     // another note changes: its mentions of this note may have changed; lint waits its turn
     calls.length = 0;
     pane.onIndexChanged({ paths: ["b.md"], deleted: [], notes: 2 });
     await timers.advance(100);
-    assert.deepEqual(calls.sort(), ["note.links", "note.mentions"]);
+    assert.deepEqual(calls.sort(), ["note.backlinks", "note.links", "note.mentions"]);
 
     // the throttled "related" still gets its trailing refresh
     calls.length = 0;

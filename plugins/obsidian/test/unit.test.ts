@@ -5,14 +5,14 @@ import { describe, it } from "node:test";
 import { LineDecoder, backoffDelay, parseMessage, RpcError, DEFAULT_BACKOFF } from "../src/client";
 import { readVaultConfig, socketCandidates, vaultId, parseWhere, findSocket, type Host } from "../src/discovery";
 import { findMention, linkMention, noteNames } from "../src/model/mentions";
-import { buildPaneModel, bannerFromCurrent, relatedQuery } from "../src/model/pane";
+import { buildPaneModel, bannerFromCurrent, highlightParts, relatedQuery } from "../src/model/pane";
 import { buildTaxonomy, groupRelations, inverseOf } from "../src/model/relations";
 import { groupFindings, summarise } from "../src/model/lint";
 import { parseSearchInput, editorLine } from "../src/model/search";
 import { statusDisplay, needsRecheck } from "../src/model/status";
 import { reminderNotice, relativeDue } from "../src/model/reminders";
 import { mergeSettings, parseRelationPairs, DEFAULT_SETTINGS } from "../src/settings";
-import { asNoteLinks, type Finding, type SearchHit } from "../src/results";
+import { asBacklinks, asNoteLinks, type Finding, type SearchHit } from "../src/results";
 import { relationChoices } from "../src/model/traverse";
 
 const sha1 = (s: string): string => createHash("sha1").update(s, "utf8").digest("hex");
@@ -159,8 +159,30 @@ describe("pane model", () => {
     assert.equal(m.banner, null);
     assert.deepEqual(m.linked.map((l) => [l.source, l.lines.length]), [["people/Alice.md", 1], ["Welcome.md", 1]]);
     assert.deepEqual(m.outgoing.map((o) => [o.label, o.broken]), [["Nowhere", true], ["services/Session Store.md", false]]);
-    assert.deepEqual(m.findings.map((f) => f.rule), ["dangling_target", "orphan"]);
+    // the broken [[Ghost]] relation is shown once, under relations, not again as a lint finding
+    assert.deepEqual(m.findings.map((f) => f.rule), ["orphan"]);
     assert.deepEqual(m.related.map((r) => [r.path, r.linked]), [["people/Alice.md", true], ["x/Unlinked.md", false]]);
+  });
+
+  it("lists every occurrence, property links included, with the link highlighted", () => {
+    const backlinks = asBacklinks({
+      path: links.path,
+      backlinks: [
+        { source: "Welcome.md", relation: "link", line: 7, text: "", context: "See [[Auth Service]] and [[auth service|it]].", match: [4, 20] },
+        { source: "Welcome.md", relation: "link", line: 7, text: "", context: "See [[Auth Service]] and [[auth service|it]].", match: [25, 44] },
+        { source: "Welcome.md", relation: "link", line: 9, text: "", context: "Later [[Auth Service#Tokens]].", match: [6, 29] },
+        { source: "people/Alice.md", relation: "owns", line: 3, text: "", context: "owns: \"[[Auth Service]]\"", match: [7, 23] },
+      ],
+    }).backlinks;
+    const m = buildPaneModel(
+      { path: links.path, links, current: null, unlinked: [], findings: [], related: [], reminders: [], backlinks },
+      buildTaxonomy(),
+    );
+    assert.deepEqual(m.linked.map((l) => [l.source, l.lines.map((x) => x.line)]), [["people/Alice.md", [3]], ["Welcome.md", [7, 7, 9]]]);
+    const second = m.linked[1]?.lines[1];
+    assert.ok(second !== undefined);
+    assert.deepEqual(highlightParts(second.context, second.match), ["See [[Auth Service]] and ", "[[auth service|it]]", "."]);
+    assert.deepEqual(highlightParts("text", null), ["text", "", ""]);
   });
 
   it("shows who supersedes a note and which note is current", () => {

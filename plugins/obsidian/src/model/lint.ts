@@ -8,6 +8,28 @@ export interface RuleGroup {
   findings: Finding[];
 }
 
+const RULE_NAMES: Record<string, string> = {
+  dangling_target: "Broken link",
+  ambiguous_link: "Ambiguous link",
+  broken_anchor: "Link to a missing heading or block",
+  self_edge: "Links to itself",
+  unknown_relation: "Unknown relation",
+  supersedes_cycle: "Supersedes cycle",
+  contradictory_pair: "Supersede each other",
+  missing_inverse: "Missing inverse relation",
+  orphan: "No links in or out",
+  stale_dependency: "Depends on a superseded note",
+  invalid_frontmatter: "Invalid properties",
+};
+
+/** A rule in words, as a person reads it (the id stays in the tooltip). */
+export function ruleName(rule: string): string {
+  const known = RULE_NAMES[rule];
+  if (known !== undefined) return known;
+  const words = rule.replace(/_/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
 export function groupFindings(findings: readonly Finding[]): RuleGroup[] {
   const groups = new Map<string, RuleGroup>();
   for (const f of findings) {

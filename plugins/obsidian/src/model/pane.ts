@@ -3,6 +3,7 @@
  * note. The view only renders it; the controller only fetches and schedules.
  */
 import type {
+  Backlink,
   Current,
   Finding,
   IncomingEdge,
@@ -24,7 +25,8 @@ export interface Banner {
 
 export interface LinkedMention {
   source: string;
-  lines: Array<{ line: number; context: string }>;
+  /** Every occurrence, in order; `match` is the link's span in `context`, to highlight. */
+  lines: Array<{ line: number; context: string; relation: string; match: [number, number] | null }>;
 }
 
 export interface OutgoingItem {
@@ -64,6 +66,8 @@ export interface PaneInputs {
   findings: Finding[];
   related: SearchHit[];
   reminders: Reminder[];
+  /** `note.backlinks`: every occurrence; without it, the deduplicated body links of `links`. */
+  backlinks?: Backlink[] | null;
   notes?: string[];
 }
 
@@ -78,10 +82,10 @@ export function buildPaneModel(input: PaneInputs, tax: Taxonomy, limits = DEFAUL
     path: input.path,
     banner: input.current !== null ? bannerFromCurrent(input.current) : bannerFromLinks(links),
     relations: groupRelations(links.outgoing, links.incoming, tax),
-    linked: linkedMentions(links.incoming).slice(0, limits.mentions),
+    linked: linkedMentions(links.incoming, input.backlinks ?? null).slice(0, limits.mentions),
     unlinked: input.unlinked.slice(0, limits.mentions),
     outgoing: outgoingLinks(links.outgoing).slice(0, limits.links),
-    findings: findingsFor(input.path, input.findings),
+    findings: findingsFor(input.path, input.findings).filter((f) => !shownAsBroken(f, links.outgoing)),
     related: input.related
       .filter((h) => h.path !== input.path)
       .slice(0, limits.related)
@@ -109,18 +113,30 @@ export function bannerFromLinks(links: NoteLinks): Banner | null {
   return by === null ? null : { current: by, by, chain: [links.path, by] };
 }
 
-export function linkedMentions(incoming: readonly IncomingEdge[]): LinkedMention[] {
+/**
+ * Linked mentions as Obsidian's Backlinks pane lists them: each linking note once, under it every
+ * occurrence, links written in properties included. Older daemons without occurrences give one
+ * edge per target and relation: then the body links, one per line.
+ */
+export function linkedMentions(incoming: readonly IncomingEdge[], backlinks: readonly Backlink[] | null = null): LinkedMention[] {
   const bySource = new Map<string, LinkedMention>();
-  for (const e of incoming) {
-    if (e.relation !== LINK) continue;
+  const rows: readonly Backlink[] = backlinks ?? incoming.filter((e) => e.relation === LINK).map((e) => ({ ...e, match: null }));
+  for (const e of rows) {
     let m = bySource.get(e.source);
     if (m === undefined) {
       m = { source: e.source, lines: [] };
       bySource.set(e.source, m);
     }
-    if (!m.lines.some((l) => l.line === e.line)) m.lines.push({ line: e.line, context: e.context });
+    if (backlinks === null && m.lines.some((l) => l.line === e.line)) continue;
+    m.lines.push({ line: e.line, context: e.context, relation: e.relation, match: e.match });
   }
   return [...bySource.values()].sort((a, b) => a.source.localeCompare(b.source));
+}
+
+/** `context` cut around the highlighted link: before, the match, after. */
+export function highlightParts(context: string, match: [number, number] | null): [string, string, string] {
+  if (match === null || match[0] < 0 || match[1] > context.length || match[0] >= match[1]) return [context, "", ""];
+  return [context.slice(0, match[0]), context.slice(match[0], match[1]), context.slice(match[1])];
 }
 
 /** Body links, one per target; broken and ambiguous ones first so they are seen. */
@@ -136,6 +152,12 @@ export function outgoingLinks(outgoing: readonly OutgoingEdge[]): OutgoingItem[]
     out.push({ target: e.target, label: e.target ?? e.raw, line: e.line, state: e.state, broken });
   }
   return out.sort((a, b) => Number(b.broken) - Number(a.broken) || a.line - b.line);
+}
+
+/** A broken link is shown once: in the outgoing links (or typed relations), not again as lint. */
+function shownAsBroken(f: Finding, outgoing: readonly OutgoingEdge[]): boolean {
+  if (f.rule !== "dangling_target" && f.rule !== "ambiguous_link") return false;
+  return outgoing.some((e) => e.target === null && e.raw === f.target && e.relation === (f.relation ?? LINK));
 }
 
 const SEVERITY_RANK: Record<string, number> = { error: 0, warning: 1, info: 2 };

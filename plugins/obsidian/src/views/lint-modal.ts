@@ -1,6 +1,6 @@
 /** "Show graph lint report": every finding, grouped by severity and rule, each one clickable. */
 import { App, Modal } from "obsidian";
-import { groupFindings, summarise } from "../model/lint";
+import { groupFindings, ruleName, summarise } from "../model/lint";
 import type { Finding } from "../results";
 import { displayName, openAt } from "./dom";
 
@@ -20,7 +20,7 @@ export class LintModal extends Modal {
     for (const group of groupFindings(this.findings)) {
       const details = root.createEl("details", { cls: `sidecar-${group.severity}` });
       details.open = group.severity !== "info";
-      details.createEl("summary", { text: `${group.severity} · ${group.rule} (${group.findings.length})` });
+      details.createEl("summary", { text: `${group.severity} · ${ruleName(group.rule)} (${group.findings.length})`, attr: { title: group.rule } });
       const list = details.createEl("ul");
       for (const f of group.findings) {
         const li = list.createEl("li", { cls: "sidecar-finding" });

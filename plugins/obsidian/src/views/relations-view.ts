@@ -5,8 +5,9 @@
  */
 import { ItemView, Notice, TFile, type WorkspaceLeaf } from "obsidian";
 import { errorText } from "../client";
-import type { PaneModel } from "../model/pane";
+import { highlightParts, type PaneModel } from "../model/pane";
 import { relationLabel, type RelationGroup } from "../model/relations";
+import { ruleName } from "../model/lint";
 import { relativeDue } from "../model/reminders";
 import { PaneController, type NoteText, type PaneView } from "../pane-controller";
 import type { Mention } from "../results";
@@ -134,12 +135,19 @@ export class RelationsView extends ItemView {
   }
 
   private drawLinked(root: HTMLElement, m: PaneModel): void {
-    const body = section(root, "linked", "Linked mentions", m.linked.length, this.collapsed);
+    const count = m.linked.reduce((n, l) => n + l.lines.length, 0);
+    const body = section(root, "linked", "Linked mentions", count, this.collapsed);
     for (const mention of m.linked) {
       const item = body.createDiv({ cls: "sidecar-mention" });
       noteLink(this.app, item, this, mention.source);
-      for (const { line, context } of mention.lines) {
-        const quote = item.createDiv({ cls: "sidecar-context", text: context || `line ${line}` });
+      item.createSpan({ cls: "sidecar-count", text: String(mention.lines.length) });
+      for (const { line, context, relation, match } of mention.lines) {
+        const quote = item.createDiv({ cls: "sidecar-context" });
+        if (context === "") quote.setText(line > 0 ? `${relationLabel(relation)} (property), line ${line}` : `${relationLabel(relation)} (property)`);
+        const [before, hit, after] = highlightParts(context, match);
+        if (before !== "") quote.appendText(before);
+        if (hit !== "") quote.createSpan({ cls: "search-result-file-matched-text", text: hit });
+        if (after !== "") quote.appendText(after);
         quote.addEventListener("click", () => void openAt(this.app, mention.source, line));
       }
     }
@@ -182,7 +190,7 @@ export class RelationsView extends ItemView {
     for (const f of m.findings) {
       const row = body.createDiv({ cls: `sidecar-finding sidecar-${f.severity}` });
       row.createSpan({ cls: "sidecar-badge", text: f.severity });
-      row.createSpan({ cls: "sidecar-rule", text: ` ${f.rule}` });
+      row.createSpan({ cls: "sidecar-rule", text: ` ${ruleName(f.rule)}`, attr: { title: f.rule } });
       row.createDiv({ cls: "sidecar-detail", text: f.detail });
       if (f.fix !== "") row.createDiv({ cls: "sidecar-fix", text: f.fix });
       row.addEventListener("click", () => void openAt(this.app, f.note, f.line));

@@ -34,7 +34,7 @@ export class SidecarSettingTab extends PluginSettingTab {
         }),
       );
     new Setting(containerEl)
-      .setName("sidecar executable")
+      .setName("Sidecar executable")
       .setDesc("Optional: the `sidecar` command, asked with `sidecar where --json` when no socket is found.")
       .addText((t) =>
         t.setPlaceholder("/home/me/.local/bin/sidecar").setValue(s.sidecarPath).onChange(async (v) => {
