@@ -22,6 +22,19 @@ if (mode === "tests") {
     sourcemap: "inline",
     logLevel: "warning",
   });
+} else if (mode === "render") {
+  // the Relations pane for a browser, on the shim of Obsidian's classes (tests/test_obsidian_render.py)
+  await esbuild.build({
+    entryPoints: ["test/render/page.ts"],
+    bundle: true,
+    platform: "browser",
+    format: "iife",
+    target: "es2020",
+    alias: { obsidian: "./test/render/obsidian.ts" },
+    external: builtins,
+    outfile: "build-render/pane.js",
+    logLevel: "warning",
+  });
 } else {
   const context = await esbuild.context({
     entryPoints: ["src/main.ts"],

@@ -15,7 +15,7 @@ import { ErrorCode, RpcError, errorText } from "./client";
 import type { IndexChanged } from "./events";
 import type { KnownMethod, KnownMethods } from "./methods";
 import { linkMention, noteNames } from "./model/mentions";
-import { buildPaneModel, relatedQuery, type PaneModel } from "./model/pane";
+import { DEFAULT_LIMITS, buildPaneModel, relatedQuery, type PaneModel } from "./model/pane";
 import type { Taxonomy } from "./model/relations";
 import {
   asBacklinks,
@@ -277,7 +277,7 @@ export class PaneController {
         notes: [...this.problems.values()],
       },
       this.taxonomy(),
-      { mentions: 100, links: 200, related: this.options.relatedLimit },
+      { ...DEFAULT_LIMITS, related: this.options.relatedLimit },
     );
     this.show({ kind: "model", model });
   }

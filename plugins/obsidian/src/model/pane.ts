@@ -87,7 +87,7 @@ export function buildPaneModel(input: PaneInputs, tax: Taxonomy, limits = DEFAUL
     outgoing: outgoingLinks(links.outgoing).slice(0, limits.links),
     findings: findingsFor(input.path, input.findings).filter((f) => !shownAsBroken(f, links.outgoing)),
     related: input.related
-      .filter((h) => h.path !== input.path)
+      .filter((h) => h.path !== input.path && h.score >= limits.minRelated)
       .slice(0, limits.related)
       .map((h) => ({ path: h.path, heading: h.heading, score: h.score, linked: linkedTargets.has(h.path) })),
     reminders: input.reminders,
@@ -95,7 +95,8 @@ export function buildPaneModel(input: PaneInputs, tax: Taxonomy, limits = DEFAUL
   };
 }
 
-export const DEFAULT_LIMITS = { mentions: 100, links: 200, related: 8 };
+/** `minRelated`: below this cosine a note is only loosely related; the pane hides it. */
+export const DEFAULT_LIMITS = { mentions: 100, links: 200, related: 8, minRelated: 0.3 };
 
 export function bannerFromCurrent(c: Current): Banner | null {
   if (c.current === "" || c.current === c.path) return null;

@@ -46,22 +46,31 @@ export function noteLink(
   return el;
 }
 
-/** A collapsible section whose open/closed state survives re-rendering. */
+/**
+ * A collapsible section whose open/closed state survives re-rendering, drawn like Obsidian's own
+ * Backlinks pane: its collapse chevron, the title, the count aligned right. `startClosed` closes
+ * it until the user opens it (unlinked mentions past a few).
+ */
 export function section(
   parent: HTMLElement,
   key: string,
   title: string,
   count: number | null,
   collapsed: Set<string>,
+  startClosed = false,
 ): HTMLElement {
   const details = parent.createEl("details", { cls: `sidecar-section sidecar-${key}` });
+  if (startClosed && !collapsed.has(`opened:${key}`)) collapsed.add(key);
   details.open = !collapsed.has(key);
   details.addEventListener("toggle", () => {
-    if (details.open) collapsed.delete(key);
-    else collapsed.add(key);
+    if (details.open) {
+      collapsed.delete(key);
+      collapsed.add(`opened:${key}`);
+    } else collapsed.add(key);
   });
-  const summary = details.createEl("summary", { cls: "sidecar-section-title" });
-  summary.createSpan({ text: title });
-  if (count !== null) summary.createSpan({ cls: "sidecar-count", text: String(count) });
+  const summary = details.createEl("summary", { cls: "sidecar-section-title tree-item-self is-clickable" });
+  summary.createDiv({ cls: "tree-item-icon collapse-icon" }).createSpan({ cls: "sidecar-chevron", text: "›" });
+  summary.createSpan({ cls: "tree-item-inner", text: title });
+  if (count !== null) summary.createDiv({ cls: "tree-item-flair-outer" }).createSpan({ cls: "tree-item-flair sidecar-count", text: String(count) });
   return details.createDiv({ cls: "sidecar-section-body" });
 }

@@ -15,6 +15,8 @@ import type SidecarPlugin from "../main";
 import { displayName, noteLink, openAt, section } from "./dom";
 
 export const VIEW_TYPE_RELATIONS = "sidecar-relations";
+/** Past this many unlinked mentions the section starts collapsed, as Obsidian's does. */
+const UNLINKED_OPEN = 3;
 
 export class RelationsView extends ItemView {
   readonly controller: PaneController;
@@ -155,7 +157,7 @@ export class RelationsView extends ItemView {
 
   private drawUnlinked(root: HTMLElement, unlinked: Mention[]): void {
     if (!this.plugin.settings.showUnlinked) return;
-    const body = section(root, "unlinked", "Unlinked mentions", unlinked.length, this.collapsed);
+    const body = section(root, "unlinked", "Unlinked mentions", unlinked.length, this.collapsed, unlinked.length > UNLINKED_OPEN);
     for (const mention of unlinked) {
       const item = body.createDiv({ cls: "sidecar-mention" });
       noteLink(this.app, item, this, mention.source, { line: mention.line });
