@@ -58,7 +58,7 @@ def start_daemon(
     argv = list(
         command or [sys.executable, "-m", "sidecar", "serve", "--vault", str(settings.vault)]
     )
-    proc = _spawn(argv, log, env)
+    proc = _spawn(argv, log, env, settings.vault)
     say(f"started a daemon for {settings.vault} (pid {proc.pid}, log {log})")
     deadline = time.monotonic() + timeout
     _wait(lambda: is_serving(socket), proc, deadline, log, say, "socket")
@@ -67,12 +67,16 @@ def start_daemon(
     return socket
 
 
-def _spawn(argv: list[str], log: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+def _spawn(
+    argv: list[str], log: Path, env: Mapping[str, str], cwd: Path
+) -> subprocess.Popen[bytes]:
+    """``cwd``: the vault, not the client's folder, which may be deleted while the daemon lives
+    on (an editor's temporary folder): a daemon in a deleted folder fails every relative path."""
     log.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         return subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, env=dict(env),
+            argv, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, env=dict(env), cwd=cwd,
             start_new_session=True, close_fds=True,
         )  # fmt: skip
     except OSError as exc:
