@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from sidecar.api.registry import Agent, Method, NoParams, Params
+from sidecar.api.registry import Agent, Method, NoParams, Params, VaultPath
 from sidecar.core.lint import LintConfig, at_or_above
 from sidecar.core.lint_format import render
 from sidecar.core.paging import page
@@ -36,7 +36,7 @@ class LintParams(Params):
 class SummaryParams(Params):
     severity: Level = Field("info", description="Only findings at least this severe.")
     rule: str | None = Field(None, description="Only this rule, e.g. dangling_target.")
-    note: str | None = Field(None, description="Only notes under this path prefix.")
+    note: VaultPath | None = Field(None, description="Only notes under this path prefix.")
     limit: int = Field(20, ge=1, le=1000, description="Most findings per page.")
     cursor: str | None = Field(None, description="From next_cursor.")
 
