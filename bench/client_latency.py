@@ -109,6 +109,11 @@ def floor(t: Tree) -> tuple[float, float | None]:
     return timed([sys.executable, "-P", "-c", "pass"], t.env), None
 
 
+def lsprotocol(t: Tree) -> tuple[float, float | None]:
+    """What pygls costs before it can answer anything: importing the protocol's types."""
+    return timed([sys.executable, "-P", "-c", "import lsprotocol.types"], t.env), None
+
+
 def help_(t: Tree) -> tuple[float, float | None]:
     return timed(t.argv("--help"), t.env, expect="Usage"), None
 
@@ -228,6 +233,7 @@ CALLS: dict[str, tuple[str, Measure, float | None, float | None]] = {
     "hook": ("UserPromptSubmit hook (`sidecar recall --hook`)", hook, 150, None),
     "mcp": ("`sidecar mcp` until `tools/list` is answered", mcp, 600, 50),
     "lsp": ("`sidecar lsp` until `initialize` is answered", lsp, 400, 50),
+    "lsprotocol": ("`python -c 'import lsprotocol.types'` (pygls's floor)", lsprotocol, None, None),
 }
 
 

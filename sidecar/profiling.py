@@ -13,16 +13,18 @@ wrapped call pays one dictionary lookup.
 
 from __future__ import annotations
 
-import cProfile
 import functools
 import io
 import os
-import pstats
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
+
+if TYPE_CHECKING:  # imported when a section is profiled: every command imports this module
+    import cProfile
+    import pstats
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -46,6 +48,8 @@ def profiled(name: str) -> Iterator[None]:
         return
     with _lock:
         _active.on = True
+        import cProfile
+
         profile = cProfile.Profile()
         profile.enable()
         try:
@@ -57,6 +61,8 @@ def profiled(name: str) -> Iterator[None]:
 
 
 def _record(directory: Path, name: str, profile: cProfile.Profile) -> None:
+    import pstats
+
     stats = pstats.Stats(profile)
     if name not in _merged:  # the first call in this process: add to what earlier runs left
         _merged[name], _calls[name] = _earlier(directory, name)
@@ -68,6 +74,8 @@ def _record(directory: Path, name: str, profile: cProfile.Profile) -> None:
 
 
 def _earlier(directory: Path, name: str) -> tuple[pstats.Stats, int]:
+    import pstats
+
     prof, text = directory / f"{name}.prof", directory / f"{name}.txt"
     try:
         calls = int(text.read_text("utf-8").split(":", 1)[1].split()[0])

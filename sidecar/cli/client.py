@@ -16,7 +16,6 @@ from typing import Any, Protocol
 
 from sidecar.config import Settings
 from sidecar.errors import DaemonUnreachable
-from sidecar.transports.autostart import start_daemon
 from sidecar.transports.unix_client import RpcClient
 from sidecar.transports.unix_path import find_daemon
 
@@ -66,6 +65,8 @@ def connect(
     if require_daemon:
         raise DaemonUnreachable(f"no sidecar daemon is serving {settings.vault}")
     if settings["daemon.autostart"] if autostart is None else autostart:
+        from sidecar.transports.autostart import start_daemon
+
         # waits for the first index pass: a fresh daemon's empty index would answer wrongly
         socket = start_daemon(settings, os.environ, timeout=AUTOSTART_SECONDS, wait_ready=True,
                               progress=notice)  # fmt: skip

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +76,8 @@ def eval_command(directory: str | None, vault: str | None, queries_file: str | N
 
 def _beir(root: Path, modes: list[str], max_q: int, floor: float, model: str | None,
           progress: Any) -> dict[str, Any]:  # fmt: skip
+    import tempfile
+
     from sidecar.embed import load_embedder
     from sidecar.services.context import Services
     from sidecar.services.evaluate import evaluate

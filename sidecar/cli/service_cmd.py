@@ -13,29 +13,17 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from sidecar.cli import output
 from sidecar.cli.base import F, common, fail
 from sidecar.config import find_vault, load_settings
-from sidecar.daemon.service import (
-    Platform,
-    Runner,
-    Service,
-    Step,
-    Write,
-    apply,
-    describe,
-    plan_install,
-    plan_uninstall,
-    run_command,
-    status,
-    step_text,
-)
-from sidecar.daemon.service_render import find_command
 from sidecar.errors import SidecarError, UsageError
+
+if TYPE_CHECKING:  # imported where used: rendering and running a service is not start-up work
+    from sidecar.daemon.service import Platform, Runner, Service, Step
 
 
 def _options(fn: F) -> F:
@@ -62,6 +50,8 @@ def install(
     ctx: click.Context, vault: str | None, as_json: bool, platform: str | None, dry_run: bool
 ) -> None:
     """Write the vault's unit (or LaunchAgent), enable it and start it."""
+    from sidecar.daemon.service import apply, plan_install
+
     try:
         svc = _service(vault, platform, must_exist=True)
         path = svc.path
@@ -82,6 +72,8 @@ def uninstall(
     ctx: click.Context, vault: str | None, as_json: bool, platform: str | None, dry_run: bool
 ) -> None:
     """Stop and disable the vault's service and remove its file."""
+    from sidecar.daemon.service import apply, plan_uninstall
+
     try:
         svc = _service(vault, platform, must_exist=False)
         steps = plan_uninstall(svc, svc.path.exists())
@@ -98,6 +90,8 @@ def uninstall(
 @click.pass_context
 def status_(ctx: click.Context, vault: str | None, as_json: bool, platform: str | None) -> None:
     """Whether the vault's service is installed, enabled and running."""
+    from sidecar.daemon.service import status
+
     try:
         svc = _service(vault, platform, must_exist=False)
         result = {**status(svc, _runner(ctx)), "vault": str(svc.vault), "logs": _logs(svc)}
@@ -108,6 +102,9 @@ def status_(ctx: click.Context, vault: str | None, as_json: bool, platform: str 
 
 def _service(vault: str | None, platform: str | None, must_exist: bool) -> Service:
     """The vault's service; uninstall and status also accept a vault folder that is gone."""
+    from sidecar.daemon.service import describe
+    from sidecar.daemon.service_render import find_command
+
     if vault and not must_exist and not Path(vault).expanduser().is_dir():
         root = Path(vault).expanduser().resolve()
     else:
@@ -119,7 +116,7 @@ def _service(vault: str | None, platform: str | None, must_exist: bool) -> Servi
 
 def _platform(explicit: str | None) -> Platform:
     if explicit in ("linux", "macos"):
-        return cast(Platform, explicit)
+        return cast("Platform", explicit)
     if sys.platform.startswith("linux"):
         return "linux"
     if sys.platform == "darwin":
@@ -129,8 +126,12 @@ def _platform(explicit: str | None) -> Platform:
 
 
 def _runner(ctx: click.Context) -> Runner:
+    from sidecar.daemon.service import run_command
+
     obj = ctx.find_root().obj
-    return cast(Runner, obj["runner"]) if isinstance(obj, dict) and "runner" in obj else run_command
+    return (
+        cast("Runner", obj["runner"]) if isinstance(obj, dict) and "runner" in obj else run_command
+    )
 
 
 def _error(exc: SidecarError | OSError) -> SidecarError:
@@ -146,6 +147,8 @@ def _logs(svc: Service) -> str:
 
 
 def _report(svc: Service, steps: Sequence[Step], dry_run: bool) -> dict[str, Any]:
+    from sidecar.daemon.service import Write, step_text
+
     return {"platform": svc.platform, "vault": str(svc.vault), "name": svc.name,
             "file": str(svc.path), "dry_run": dry_run, "steps": [step_text(s) for s in steps],
             "warnings": list(svc.warnings) if any(isinstance(s, Write) for s in steps) else [],
