@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -24,7 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from machine import describe, pct
 
@@ -32,7 +33,15 @@ REPO = Path(__file__).resolve().parents[1]
 MAIN = "import sys; from sidecar.cli.main import main; sys.exit(main())"
 PROMPT = json.dumps({"prompt": "where do we keep session data now, and for how long?"})
 START, END = "<!-- client_latency:start -->", "<!-- client_latency:end -->"
-Measure = Callable[["Tree"], tuple[float, float | None]]  # seconds, RSS MiB
+
+
+class Sample(NamedTuple):
+    wall: float  # seconds, from exec to the answer
+    cpu: float  # seconds of CPU the client used until then (user + system)
+    rss: float | None = None  # MiB
+
+
+Measure = Callable[["Tree"], Sample]
 
 
 class Tree:
@@ -87,15 +96,26 @@ class Tree:
                 self.daemon.wait()
 
 
-def timed(argv: list[str], env: dict[str, str], stdin: str = "", expect: str = "") -> float:
-    began = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cpu_of(pid: int) -> float:
+    """CPU seconds a running process has used (clock ticks: 10 ms resolution)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(argv: list[str], env: dict[str, str], stdin: str = "", expect: str = "") -> Sample:
+    cpu, began = _children_cpu(), time.perf_counter()
     r = subprocess.run(argv, env=env, input=stdin, text=True, capture_output=True, timeout=120)
-    took = time.perf_counter() - began
+    took, cpu = time.perf_counter() - began, _children_cpu() - cpu
     if r.returncode != 0 or expect not in r.stdout:
         raise SystemExit(f"{argv[4:]} failed ({r.returncode}): {r.stderr[-500:]}")
     if "in-process" in r.stderr:
         raise SystemExit(f"{argv[4:]} did not reach the daemon: {r.stderr}")
-    return took
+    return Sample(took, cpu)
 
 
 def rss_mib(pid: int) -> float:
@@ -105,32 +125,32 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-def floor(t: Tree) -> tuple[float, float | None]:
-    return timed([sys.executable, "-P", "-c", "pass"], t.env), None
+def floor(t: Tree) -> Sample:
+    return timed([sys.executable, "-P", "-c", "pass"], t.env)
 
 
-def lsprotocol(t: Tree) -> tuple[float, float | None]:
+def lsprotocol(t: Tree) -> Sample:
     """What pygls costs before it can answer anything: importing the protocol's types."""
-    return timed([sys.executable, "-P", "-c", "import lsprotocol.types"], t.env), None
+    return timed([sys.executable, "-P", "-c", "import lsprotocol.types"], t.env)
 
 
-def help_(t: Tree) -> tuple[float, float | None]:
-    return timed(t.argv("--help"), t.env, expect="Usage"), None
+def help_(t: Tree) -> Sample:
+    return timed(t.argv("--help"), t.env, expect="Usage")
 
 
-def backlinks(t: Tree) -> tuple[float, float | None]:
+def backlinks(t: Tree) -> Sample:
     argv = t.argv("backlinks", "Auth Service", "--vault", str(t.vault))
-    return timed(argv, t.env, expect="Session Store"), None
+    return timed(argv, t.env, expect="Session Store")
 
 
-def search(t: Tree) -> tuple[float, float | None]:
+def search(t: Tree) -> Sample:
     argv = t.argv("search", "sessions", "--lexical", "--vault", str(t.vault))
-    return timed(argv, t.env, expect="ADR"), None
+    return timed(argv, t.env, expect="ADR")
 
 
-def hook(t: Tree) -> tuple[float, float | None]:
+def hook(t: Tree) -> Sample:
     argv = t.argv("recall", "--hook", "--vault", str(t.vault))
-    return timed(argv, t.env, stdin=PROMPT), None
+    return timed(argv, t.env, stdin=PROMPT)
 
 
 def _line(stream: IO[bytes]) -> dict[str, Any]:
@@ -141,7 +161,7 @@ def _line(stream: IO[bytes]) -> dict[str, Any]:
     return message
 
 
-def mcp(t: Tree) -> tuple[float, float | None]:
+def mcp(t: Tree) -> Sample:
     """From exec to the answer of tools/list (after initialize); RSS after one tool call."""
     began = time.perf_counter()
     proc = subprocess.Popen(t.argv("mcp", "--vault", str(t.vault)), env=t.env,
@@ -163,7 +183,7 @@ def mcp(t: Tree) -> tuple[float, float | None]:
     send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
     while "tools" not in _line(proc.stdout).get("result", {}):
         pass
-    took = time.perf_counter() - began
+    took, cpu = time.perf_counter() - began, _cpu_of(proc.pid)
     send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
         "name": "note_backlinks", "arguments": {"note": "Auth Service"}}})  # fmt: skip
     while _line(proc.stdout).get("id") != 3:
@@ -171,7 +191,7 @@ def mcp(t: Tree) -> tuple[float, float | None]:
     rss = rss_mib(proc.pid)
     proc.stdin.close()
     proc.wait(timeout=30)
-    return took, rss
+    return Sample(took, cpu, rss)
 
 
 def _frame(message: dict[str, Any]) -> bytes:
@@ -190,7 +210,7 @@ def _read_frame(stream: IO[bytes]) -> dict[str, Any]:
     return message
 
 
-def lsp(t: Tree) -> tuple[float, float | None]:
+def lsp(t: Tree) -> Sample:
     """From exec to the answer of initialize; RSS after a workspace/symbol answered."""
     began = time.perf_counter()
     proc = subprocess.Popen(t.argv("lsp", "--vault", str(t.vault)), env=t.env,
@@ -212,7 +232,7 @@ def lsp(t: Tree) -> tuple[float, float | None]:
     send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "processId": None, "rootUri": t.vault.as_uri(), "capabilities": {}}})  # fmt: skip
     answer(1)
-    took = time.perf_counter() - began
+    took, cpu = time.perf_counter() - began, _cpu_of(proc.pid)
     send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
     send({"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol", "params": {"query": "Auth"}})
     answer(2)
@@ -222,7 +242,7 @@ def lsp(t: Tree) -> tuple[float, float | None]:
     send({"jsonrpc": "2.0", "method": "exit"})
     proc.stdin.close()
     proc.wait(timeout=30)
-    return took, rss
+    return Sample(took, cpu, rss)
 
 
 CALLS: dict[str, tuple[str, Measure, float | None, float | None]] = {
@@ -241,20 +261,21 @@ def load() -> str:
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def table(
-    trees: list[Tree], samples: dict[tuple[str, str], list[tuple[float, float | None]]]
-) -> list[str]:
+def table(trees: list[Tree], samples: dict[tuple[str, str], list[Sample]]) -> list[str]:
     labels = [t.label for t in trees]
     head = "| call | target p50 | " + " | ".join(f"{lb} p50 | {lb} p95" for lb in labels)
+    head += " | " + " | ".join(f"{lb} CPU p50" for lb in labels)
     head += " | " + " | ".join(f"{lb} RSS" for lb in labels) + " |"
-    lines = [head, "|" + "---|" * (2 + 3 * len(labels))]
+    lines = [head, "|" + "---|" * (2 + 4 * len(labels))]
     for key, (title, _, target, rss_target) in CALLS.items():
         cells = [title, f"≤ {target} ms" if target else ""]
         for lb in labels:
-            ms = [1000 * s for s, _ in samples[(lb, key)]]
+            ms = [1000 * x.wall for x in samples[(lb, key)]]
             cells += [f"{pct(ms, 0.5):.0f} ms", f"{pct(ms, 0.95):.0f} ms"]
         for lb in labels:
-            rss = [r for _, r in samples[(lb, key)] if r is not None]
+            cells.append(f"{pct([1000 * x.cpu for x in samples[(lb, key)]], 0.5):.0f} ms")
+        for lb in labels:
+            rss = [x.rss for x in samples[(lb, key)] if x.rss is not None]
             goal = f" (≤ {rss_target})" if rss_target and lb == labels[-1] else ""
             cells.append(f"{pct(rss, 0.5):.0f} MiB{goal}" if rss else "")
         lines.append("| " + " | ".join(cells) + " |")
@@ -276,9 +297,7 @@ def main() -> int:
     state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scl"))
     trees = [Tree(label, Path(path), args.vault, state, args.model) for label, path in specs]
     began_load = load()
-    samples: dict[tuple[str, str], list[tuple[float, float | None]]] = {
-        (t.label, k): [] for t in trees for k in CALLS
-    }
+    samples: dict[tuple[str, str], list[Sample]] = {(t.label, k): [] for t in trees for k in CALLS}
     try:
         for t in trees:
             t.start_daemon()
@@ -302,7 +321,9 @@ def main() -> int:
         f"({commits}): each call started {args.runs} times as a new process, the trees "
         f"interleaved call by call; the daemon (model `{args.model}`) serves a copy of "
         f"`{args.vault.name}` for each tree. RSS: VmRSS of the client after one call through "
-        f"it (MCP `note_backlinks`, LSP `workspace/symbol`), median.",
+        f"it (MCP `note_backlinks`, LSP `workspace/symbol`), median. CPU: user + system time of the "
+        f"client until its answer (the same figure on a loaded machine, where wall time is "
+        f"mostly waiting for a core).",
         "", *rows, "",
         f"Machine: {describe()}. Load average (1/5/15 min) at the start {began_load}, "
         f"at the end {load()}.",
