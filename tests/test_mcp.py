@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -60,7 +61,13 @@ def shell_daemon(source: Path) -> Iterator[tuple[RunningDaemon, Path]]:
                 time.sleep(0.2)
         yield d, home
     finally:
-        d.stop()
+        try:
+            d.stop(timeout=20)
+        except subprocess.TimeoutExpired:
+            # A SIGTERM while the backlog child exits can leave the daemon hanging (seen on
+            # main too; reported): not what these tests are about.
+            d.proc.kill()
+            d.proc.wait(timeout=10)
         shutil.rmtree(home, ignore_errors=True)
 
 

@@ -1,14 +1,15 @@
 """Commands for coding agents: ``session-start`` and ``recall`` (run as Claude Code hooks) and
 ``mcp`` (the MCP stdio server).
 
-The hook commands never fail their caller: whatever goes wrong (no vault, a locked index, a
-broken model) they exit 0 with empty output and one line on stderr, because a hook that fails
-can block the user's prompt. ``--hook`` reads the hook's JSON from stdin (``prompt`` for
+The hook commands never fail their caller: whatever goes wrong (no vault, no daemon, a broken
+model) they exit 0 and print nothing, because a hook that fails can block the user's prompt and
+anything it prints lands in the agent's context or the user's transcript. ``--hook`` reads the hook's JSON from stdin (``prompt`` for
 ``UserPromptSubmit``); ``--json`` prints the whole result instead of the text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -19,18 +20,30 @@ from typing import Any
 import click
 
 from sidecar.cli.base import common, fail
-from sidecar.cli.client import connect
+from sidecar.cli.client import connect, stderr_line
 from sidecar.cli.memory_output import fmt_recall
 from sidecar.config import find_vault, load_settings
-from sidecar.errors import SidecarError
+from sidecar.errors import DaemonUnreachable, SidecarError
+from sidecar.transports.autostart import start_daemon
+from sidecar.transports.unix_path import find_daemon
 
 
-def _quiet_call(vault: str | None, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
-    """The method's result, or None after one line on stderr: never an exception, never a
-    non-zero exit."""
+def _quiet_call(vault: str | None, method: str, params: dict[str, Any],
+                hook: bool = False) -> dict[str, Any] | None:  # fmt: skip
+    """The method's result, or None: never an exception, never a non-zero exit.
+
+    As a hook it prints nothing on a failure (``SIDECAR_HOOK_DEBUG=1`` says why on stderr) and
+    answers only from a daemon: in-process, the first prompt would index the vault inside the
+    hook's timeout. With no daemon it starts one when ``daemon.autostart`` is on (for the next
+    prompt; this one gets nothing) and otherwise stays silent."""
     try:
         settings = load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ)
-        client = connect(settings)
+        if hook and find_daemon(settings, os.environ) is None:
+            if settings["daemon.autostart"]:
+                with contextlib.suppress(SidecarError):  # started; its socket comes later
+                    start_daemon(settings, os.environ, timeout=0.05)
+            raise DaemonUnreachable(f"no daemon serves {settings.vault}")
+        client = connect(settings, notice=None if hook else stderr_line)
         try:
             result: dict[str, Any] = client.call(method, params)
             return result
@@ -38,7 +51,8 @@ def _quiet_call(vault: str | None, method: str, params: dict[str, Any]) -> dict[
             client.close()
     except Exception as exc:
         message = exc.message if isinstance(exc, SidecarError) else f"{type(exc).__name__}: {exc}"
-        click.echo(f"sidecar {method}: {message}", err=True)
+        if not hook or os.environ.get("SIDECAR_HOOK_DEBUG"):
+            click.echo(f"sidecar {method}: {message}", err=True)
         return None
 
 
@@ -60,7 +74,7 @@ def session_start(vault: str | None, as_json: bool, budget: int, query: str, hoo
     """Due reminders, the last handoff and a warmup of memory and notes, for an agent."""
     if hook:
         _hook_input()  # drained so the caller's pipe never blocks; nothing in it is needed
-    result = _quiet_call(vault, "session.start", {"budget": budget, "query": query})
+    result = _quiet_call(vault, "session.start", {"budget": budget, "query": query}, hook)
     if as_json:
         click.echo(json.dumps(result or {"text": "", "chars": 0, "budget": budget}, indent=2))
     elif result and result.get("text"):
@@ -86,7 +100,7 @@ def recall(vault: str | None, as_json: bool, prompt: str | None, hook: bool,
         prompt = sys.stdin.read() if prompt == "-" else ""
     params = {"prompt": prompt, "max_notes": max_notes, "max_memory": max_memory,
               "min_score": min_score, "include_superseded": include_superseded}  # fmt: skip
-    result = _quiet_call(vault, "recall", params) if prompt.strip() else None
+    result = _quiet_call(vault, "recall", params, hook) if prompt.strip() else None
     if result is None:
         reason = "empty prompt" if not prompt.strip() else "error (see stderr)"
         result = {"prompt": prompt, "notes": [], "memory": [], "abstained": True, "reason": reason}

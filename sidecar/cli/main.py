@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from sidecar import profiling
-from sidecar.cli import agent_cmd, memory_cmd, output
+from sidecar.cli import agent_cmd, agent_install, memory_cmd, output
 from sidecar.cli.base import common, fail, run_method
 from sidecar.cli.doctor_cmd import doctor
 from sidecar.cli.eval_cmd import eval_command
@@ -306,5 +306,5 @@ graph.add_command(export)
 main.add_command(eval_command)
 main.add_command(service)
 main.add_command(lsp)
-for _command in (*memory_cmd.COMMANDS, *agent_cmd.COMMANDS):
+for _command in (*memory_cmd.COMMANDS, *agent_cmd.COMMANDS, *agent_install.COMMANDS):
     main.add_command(_command)
