@@ -3,8 +3,9 @@
 
 The hook commands never fail their caller: whatever goes wrong (no vault, no daemon, a broken
 model) they exit 0 and print nothing, because a hook that fails can block the user's prompt and
-anything it prints lands in the agent's context or the user's transcript. ``--hook`` reads the hook's JSON from stdin (``prompt`` for
-``UserPromptSubmit``); ``--json`` prints the whole result instead of the text.
+anything it prints lands in the agent's context or the user's transcript. ``--hook`` reads the
+hook's JSON from stdin (``prompt`` for ``UserPromptSubmit``); ``--json`` prints the whole result
+instead of the text.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from sidecar.cli.client import connect, stderr_line
 from sidecar.cli.memory_output import fmt_recall
 from sidecar.config import find_vault, load_settings
 from sidecar.errors import DaemonUnreachable, SidecarError
-from sidecar.transports.autostart import start_daemon
 from sidecar.transports.unix_path import find_daemon
 
 
@@ -40,6 +40,8 @@ def _quiet_call(vault: str | None, method: str, params: dict[str, Any],
         settings = load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ)
         if hook and find_daemon(settings, os.environ) is None:
             if settings["daemon.autostart"]:
+                from sidecar.transports.autostart import start_daemon
+
                 with contextlib.suppress(SidecarError):  # started; its socket comes later
                     start_daemon(settings, os.environ, timeout=0.05)
             raise DaemonUnreachable(f"no daemon serves {settings.vault}")

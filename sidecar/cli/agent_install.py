@@ -13,7 +13,6 @@ nothing and uninstalling removes only ours.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import shlex
@@ -137,6 +136,8 @@ def plan(t: Target, exe: str, vault: Path | None) -> list[tuple[Path, str, str]]
 
 
 def show(changes: list[tuple[Path, str, str]]) -> None:
+    import difflib  # only when a change is shown: not on every command's start-up
+
     for path, old, new in changes:
         diff = difflib.unified_diff(old.splitlines(True), new.splitlines(True),
                                     f"{path} (now)", f"{path} (after)")  # fmt: skip
