@@ -1,12 +1,12 @@
 import sys
 
-from sidecar.core.links import CONTEXT_CHARS, body_links, frontmatter_links
-from sidecar.core.markdown import scan
+from sidecar.core.links import frontmatter_links
+from sidecar.core.markdown import CONTEXT_CHARS, parse_body
 from sidecar.core.model import LinkRef
 
 
 def links(text: str) -> list[LinkRef]:
-    return list(body_links(scan(text.splitlines(keepends=True), 0).blocks))
+    return list(parse_body(text).links)
 
 
 def test_wikilink_forms() -> None:
@@ -48,6 +48,31 @@ def test_line_and_context() -> None:
     found = links("# T\n\nfirst line\nsee [[X]] here\n")
     assert found[0].line == 4
     assert found[0].context == "first line\nsee [[X]] here"
+
+
+def test_every_occurrence_with_its_own_line_and_context() -> None:
+    """A list item is its own context; the same target twice is two occurrences."""
+    found = links("- one [[X]]\n- two [[X]] and [b](X.md)\n\n> quoted\n> [[Y]]\n")
+    assert [(x.target, x.line, x.context) for x in found] == [
+        ("X", 1, "one [[X]]"), ("X", 2, "two [[X]] and [b](X.md)"),
+        ("X.md", 2, "two [[X]] and [b](X.md)"), ("Y", 5, "quoted\n> [[Y]]"),
+    ]  # fmt: skip
+
+
+def test_commonmark_links_the_old_scanner_missed() -> None:
+    text = (
+        "See [the doc][ref] and [again][Ref].\n\n[ref]: docs/A%20note.md#Part\n\n"
+        "[angle](<folder/with space.md>) [esc](a\\_b.md) [ent](caf&eacute;.md) "
+        "[paren](p(1).md)\n\n"
+        "Setext [[Link]] heading\n===\n\n"
+        '<div title="[[not-a-link]]">x</div>\n\n    [[indented code]]\n'
+    )
+    got = [(x.target, x.anchor, x.line) for x in links(text)]
+    assert got == [
+        ("docs/A note.md", "Part", 1), ("docs/A note.md", "Part", 1),
+        ("folder/with space.md", "", 5), ("a_b.md", "", 5), ("café.md", "", 5),
+        ("p(1).md", "", 5), ("Link", "", 7),
+    ]  # fmt: skip
 
 
 def test_long_paragraph_context_is_a_compact_window() -> None:

@@ -1,8 +1,15 @@
-from sidecar.core.markdown import mask_inline_code, scan, slugify
+from sidecar.core.markdown import Scanned, parse_body, slugify
+from sidecar.core.note import parse_note
 
 
-def lines(text: str) -> list[str]:
-    return text.splitlines(keepends=True)
+def scan(text: str, first: int = 0) -> Scanned:
+    """The body of ``text`` from 0-based line ``first``, as the indexer reads it."""
+    body = "".join(text.splitlines(keepends=True)[first:])
+    return parse_body(body, first + 1)
+
+
+def lines(text: str) -> str:
+    return text
 
 
 def test_headings_carry_levels_lines_and_breadcrumbs() -> None:
@@ -51,12 +58,37 @@ def test_block_ids_and_comments() -> None:
     assert [b.text for b in s.blocks] == ["para one ^abc-1", "after"]
 
 
-def test_mask_keeps_offsets() -> None:
-    text = "a `[[x]]` <!-- [[y]] --> %%[[z]]%% [[w]]"
-    masked = mask_inline_code(text)
-    assert len(masked) == len(text)
-    assert "[[w]]" in masked and "[[x]]" not in masked and "[[y]]" not in masked
-    assert "[[z]]" not in masked
+def test_code_comments_and_math_hide_links_and_tags() -> None:
+    s = scan("a `[[x]]` <!-- [[y]] --> %%[[z]] #c%% $[[m]]$ [[w]] #t\n\n$$\n[[n]]\n$$\n")
+    assert [link.target for link in s.links] == ["w"]
+    assert s.tags == ("t",)
+
+
+def test_heading_text_is_what_a_reader_sees() -> None:
+    s = scan("# foo *bar* \\*baz\\* `code` [[Note|shown]]\n\nPara\n---\n")
+    assert [(h.level, h.text, h.line) for h in s.headings] == [
+        (1, "foo bar *baz* code shown", 1), (2, "Para", 3)
+    ]  # fmt: skip
+
+
+def test_obsidian_extensions() -> None:
+    text = (
+        "> [!note] Title [[InCallout]]\n> body #calltag\n\n| a | b |\n|---|---|\n"
+        "| [[Cell\\|alias]] | ~~x~~ ==hl== |\n\n- [ ] task [[Task]]\n\nNote[^1].\n\n"
+        "[^1]: Footnote [[Foot]]\n"
+    )
+    s = scan(text)
+    assert [(x.target, x.line) for x in s.links] == [
+        ("InCallout", 1), ("Cell", 6), ("Task", 8), ("Foot", 12)
+    ]  # fmt: skip
+    assert s.tags == ("calltag",)
+
+
+def test_line_numbers_survive_crlf_and_unicode_separators() -> None:
+    note = parse_note("n.md", "---\r\ntitle: x\r\n---\r\n# H\u2028still\r\n\r\n[[A]]\r\n", "0")
+    assert [h.line for h in note.headings] == [4]
+    assert [x.line for x in note.links] == [6]
+    assert note.line_count == 6
 
 
 def test_slug_ignores_case_and_punctuation() -> None:

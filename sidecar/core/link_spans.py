@@ -1,27 +1,28 @@
 """Where links and headings sit in a document, to the column: pure functions over its lines.
 
 The index knows each link's line but not its columns; an editor needs ranges (what is under the
-cursor, what a rename replaces). Links are found per line as the indexer finds them (wikilinks,
-embeds, Markdown links; fenced code, inline code and comments skipped), each split into its
-parts: the name, the ``#anchor``, and for wikilinks the ``|label`` (Dendron writes the note
-there, ``[[Label|note.name]]``). Columns are code points; the server converts to the client's
-encoding at the edge.
+cursor, what a rename replaces). The body's links are the ones the indexer's parser finds
+(marko, ``core/markdown.py``), placed by its source offsets; a frontmatter line is YAML, and
+its links are read on the line. Each is split into its parts: the name, the ``#anchor``, and
+for wikilinks the ``|label`` (Dendron writes the note there, ``[[Label|note.name]]``). A link
+that spans lines or names a reference definition has no one range to edit and is left out.
+Columns are code points; the server converts to the client's encoding at the edge.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
 from sidecar.core.frontmatter import split_frontmatter
-from sidecar.core.markdown import mask_inline_code, scan
+from sidecar.core.markdown import normalise, parse_body
 from sidecar.core.model import Heading
 
 _WIKI = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
 _MD = re.compile(r"!?\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^>\n]*>|[^)\s]+)[^)\n]*\)")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _DENDRON_URI = re.compile(r"^dendron://[^/]*/")
 
@@ -66,31 +67,39 @@ def frontmatter_end(lines: Sequence[str]) -> int:
 
 def links_in(lines: Sequence[str]) -> Iterator[LinkAt]:
     """Every link in the document, frontmatter included, in order."""
-    fence: str | None = None
-    for i, line in enumerate(lines):
-        stripped = line.strip()
-        if fence is not None:
-            if stripped.startswith(fence) and set(stripped) <= set(fence[0]):
-                fence = None
-            continue
-        m = _FENCE.match(line)
-        if m:
-            fence = m.group(1)
-            continue
-        if "[" in line:
-            yield from links_on(i, line)
+    first = _body_start(lines)
+    for i in range(first):
+        if "[" in lines[i]:
+            yield from links_on(i, lines[i])
+    body = normalise("\n".join(lines[first:]))
+    starts = [0, *(m.end() for m in re.finditer("\n", body))]
+    for start, _ in parse_body(body, first + 1).link_spans:
+        row = bisect.bisect_right(starts, start) - 1
+        line = lines[first + row]
+        link = _link_at_column(first + row, line, start - starts[row])
+        if link is not None:
+            yield link
+
+
+def _body_start(lines: Sequence[str]) -> int:
+    end = frontmatter_end(lines)
+    return end + 1 if end else 0
 
 
 def links_on(i: int, line: str) -> Iterator[LinkAt]:
-    masked = mask_inline_code(line)
-    found = [_wiki(i, m) for m in _WIKI.finditer(masked)]
-    taken = [(w.start, w.end) for w in found]
-    for m in _MD.finditer(masked):
-        if not any(a <= m.start() < b for a, b in taken):
-            link = _markdown(i, line, m)
-            if link is not None:
-                found.append(link)
-    yield from sorted(found, key=lambda link: link.start)
+    """The links on one line read alone (a frontmatter value, or a line the index named)."""
+    for start, _ in parse_body(normalise(line)).link_spans:
+        link = _link_at_column(i, line, start)
+        if link is not None:
+            yield link
+
+
+def _link_at_column(i: int, line: str, col: int) -> LinkAt | None:
+    wiki = _WIKI.match(line, col)
+    if wiki is not None:
+        return _wiki(i, wiki)
+    md = _MD.match(line, col)
+    return _markdown(i, line, md) if md is not None else None
 
 
 def _wiki(i: int, m: re.Match[str]) -> LinkAt:
@@ -139,13 +148,14 @@ def _markdown(i: int, line: str, m: re.Match[str]) -> LinkAt | None:
 def link_at(lines: Sequence[str], line: int, col: int) -> LinkAt | None:
     if not 0 <= line < len(lines):
         return None
-    return next((link for link in links_on(line, lines[line]) if link.contains(col)), None)
+    return next((link for link in links_in(lines) if link.line == line and link.contains(col)),
+                None)  # fmt: skip
 
 
 def headings(lines: Sequence[str]) -> tuple[Heading, ...]:
     """The document's headings (1-based lines, as the index has them)."""
-    with_ends = [line + "\n" for line in lines]
-    return scan(with_ends, frontmatter_end(lines) + 1 if frontmatter_end(lines) else 0).headings
+    first = _body_start(lines)
+    return parse_body(normalise("\n".join(lines[first:])), first + 1).headings
 
 
 def heading_at(lines: Sequence[str], line: int) -> Heading | None:

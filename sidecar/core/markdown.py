@@ -1,26 +1,42 @@
-"""A line-oriented Markdown block scanner that keeps source line numbers.
+"""Read a note's body with marko (``syntax.py``) and keep what the index needs, with lines.
 
-Why not marko's AST: marko's elements carry no source positions, and we need the line of every
-heading, paragraph and link (backlink context, lint, "open at line"). marko also costs ~5.5 ms a
-note here; this scanner does what the index needs (headings, fenced code, paragraphs, comments,
-tags, block ids) at a fraction of that. Inline link syntax is handled in ``links.py``.
+Out of marko's tree come the headings (level, plain text, line), the blocks that chunks are
+made of (each top-level block's source text and lines, its heading breadcrumb, whether it is
+code), every link occurrence (line, and the paragraph, list item, heading or table row around
+it as context), tags and block ids. What a renderer hides or shows verbatim holds none of
+these: code, math, raw HTML, comments.
 """
 
 from __future__ import annotations
 
+import bisect
+import html
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from html.parser import HTMLParser
+from typing import Any
 
-from sidecar.core.model import Block, Heading
+from marko import block, inline
+from marko.ext import footnote
+from marko.ext.gfm import elements as gfm
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9_-]+)\s*$")
-_TAG = re.compile(r"(?<![\w/#&\\`(\[])#([\w][\w/-]*)")
-_INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_OBSIDIAN_COMMENT = re.compile(r"%%.*?%%", re.S)
+from sidecar.core import syntax
+from sidecar.core.links import markdown_link, wikilink
+from sidecar.core.model import Block, Heading, LinkRef
+
+_PARSER = syntax.new_parser()
+CONTEXT_CHARS = 400
+# Cut marks are ASCII: one "…" in a string makes CPython store all of it at two bytes a
+# character, and the index keeps every link's context in memory (~200 MB at 100k notes).
+CUT = "..."
+
+_FLAT = re.compile(r"^[ \t>]+", re.M)
+_DEEP = re.compile(r"^[ \t>]{240}", re.M)
+_CODE_BLOCKS = (block.FencedCode, block.CodeBlock, syntax.MathBlock)
+_OPAQUE = (inline.CodeSpan, inline.InlineHTML, syntax.Comment, syntax.InlineMath)
+_SKIP = (*_CODE_BLOCKS, inline.CodeSpan, syntax.Comment, syntax.InlineMath, syntax.CommentBlock)
+_CONTEXT = (block.Paragraph, block.Heading, block.SetextHeading, gfm.TableRow)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +45,28 @@ class Scanned:
     blocks: tuple[Block, ...]
     tags: tuple[str, ...]
     block_ids: tuple[str, ...]
-    heading_links: tuple[Block, ...]  # headings that hold a link, for link extraction only
+    links: tuple[LinkRef, ...]
+    link_spans: tuple[tuple[int, int], ...]  # body offsets of every wikilink and Markdown link
+    hidden: tuple[tuple[int, int], ...]  # body offsets of links, code, HTML, comments, math
+
+
+def normalise(text: str) -> str:
+    """Line ends as marko reads them (``\\r\\n``, ``\\r``, form feed: one ``\\n``), so that
+    marko's offsets, our line numbers and an editor's agree."""
+    if "\r" in text or "\f" in text or "\x00" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
+        text = text.replace("\x00", "\ufffd")
+    return text
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their ``\n`` (only ``\n``: ``str.splitlines`` also splits at characters
+    such as U+2028 that neither marko nor an editor treats as a line end)."""
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
 
 
 def slugify(text: str) -> str:
@@ -37,102 +74,182 @@ def slugify(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s-]", " ", text.lower()).split())
 
 
-def mask_inline_code(text: str) -> str:
-    """Blank out inline code spans and comments, keeping offsets, so no link is found in them."""
-
-    def blank(m: re.Match[str]) -> str:
-        return re.sub(r"[^\n]", " ", m.group(0))
-
-    text = _INLINE_CODE.sub(blank, text)
-    text = _HTML_COMMENT.sub(blank, text)
-    return _OBSIDIAN_COMMENT.sub(blank, text)
+def parse_body(body: str, first_line: int = 1) -> Scanned:
+    """``body`` is normalised text whose first line is line ``first_line`` of the file."""
+    return _Reader(body, first_line).read()
 
 
-def scan(lines: list[str], first: int) -> Scanned:
-    """Scan body lines (``lines[first:]``); line numbers are 1-based in the whole file."""
-    headings: list[Heading] = []
-    blocks: list[Block] = []
-    heading_links: list[Block] = []
-    tags: dict[str, None] = {}
-    block_ids: dict[str, None] = {}
-    crumbs: list[tuple[int, str]] = []
-    para: list[str] = []
-    para_start = 0
-    fence: str | None = None
-    in_comment = False
+class _Reader:
+    def __init__(self, body: str, first_line: int) -> None:
+        self.body = body
+        self.first_line = first_line
+        self.starts = [0, *(m.end() for m in re.finditer("\n", body))]
+        self.headings: list[Heading] = []
+        self.blocks: list[Block] = []
+        self.links: list[LinkRef] = []
+        self.tags: dict[str, None] = {}
+        self.block_ids: dict[str, None] = {}
+        self.crumbs: list[tuple[int, str]] = []
+        self.spans: list[tuple[int, int]] = []
+        self.hidden: list[tuple[int, int]] = []
 
-    def flush(end: int, code: bool = False) -> None:
-        nonlocal para
-        if para:
-            text = "".join(para).rstrip("\n")
-            blocks.append(Block(para_start, end, text, tuple(t for _, t in crumbs), code))
+    def line(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset) - 1 + self.first_line
+
+    def read(self) -> Scanned:
+        try:
+            if _DEEP.search(self.body):
+                raise RecursionError  # known to be too deep: skip the doomed first try
+            doc = _PARSER.parse(self.body)
+        except RecursionError:
+            # Containers nested hundreds deep (``>>>>…``, a list indented 1,000 levels) run
+            # out of Python's stack in marko: read the lines with their nesting taken away.
+            self.body = _FLAT.sub(lambda m: "> " if ">" in m.group(0) else "", self.body)
+            doc = _PARSER.parse(self.body)
+        for el in doc.children:
+            if isinstance(el, block.BlankLine | block.LinkRefDef | syntax.CommentBlock):
+                continue
+            if isinstance(el, block.Heading | block.SetextHeading):
+                level = el.level
+                while self.crumbs and self.crumbs[-1][0] >= level:
+                    self.crumbs.pop()
+                self.crumbs.append((level, plain(el.children)))
+                self.visit(el, None)
+                continue
+            span = el.source_span
+            if span is None or isinstance(el, block.ThematicBreak):
+                continue
+            text = self.body[span[0] : span[1]].rstrip()
+            if not text.strip():
+                continue
+            start = self.line(span[0])
+            end = self.line(span[0] + len(text) - 1)
+            code = isinstance(el, _CODE_BLOCKS)
+            crumb = tuple(t for _, t in self.crumbs)
+            self.blocks.append(Block(start, end, text, crumb, code))
             if not code:
-                masked = mask_inline_code(text)
-                for m in _TAG.finditer(masked):
-                    tag = m.group(1).rstrip("/-")
-                    if not tag.isdigit():
-                        tags.setdefault(tag, None)
-                for ln in masked.splitlines():
-                    b = _BLOCK_ID.search(ln)
-                    if b:
-                        block_ids.setdefault(b.group(1), None)
-        para = []
+                self.visit(el, None)
+        return Scanned(tuple(self.headings), tuple(self.blocks), tuple(self.tags),
+                       tuple(self.block_ids), tuple(self.links), tuple(self.spans),
+                       tuple(self.hidden))  # fmt: skip
 
-    def add_heading(level: int, text: str, lineno: int) -> None:
-        while crumbs and crumbs[-1][0] >= level:
-            crumbs.pop()
-        crumbs.append((level, text))
-        headings.append(Heading(level, text, lineno))
-        if "[" in text:  # a link in a heading is a link too, but not chunk text
-            heading_links.append(Block(lineno, lineno, text, tuple(t for _, t in crumbs)))
+    def visit(self, el: Any, context: Any) -> None:
+        """Walk one element's subtree; ``context`` is the innermost paragraph-like block."""
+        if isinstance(el, _SKIP):
+            if isinstance(el, inline.InlineElement) and el.source_span:
+                self.hidden.append(el.source_span)
+            return
+        if isinstance(el, block.Heading | block.SetextHeading) and el.source_span:
+            self.headings.append(
+                Heading(el.level, plain(el.children), self.line(el.source_span[0]))
+            )
+        if isinstance(el, _CONTEXT):
+            context = el
+        if isinstance(el, block.HTMLBlock | inline.InlineHTML):
+            if el.source_span:
+                self.hidden.append(el.source_span)
+            self.html_links(el, context)
+            return
+        if isinstance(el, inline.AutoLink) and el.source_span:
+            self.hidden.append(el.source_span)
+        if isinstance(el, syntax.WikiLink):
+            self.add(wikilink(el.inner, el.embed, "link", 0, ""), el, context)
+            if el.source_span:
+                self.hidden.append(el.source_span)
+                self.spans.append(el.source_span)
+            return
+        if isinstance(el, inline.Link | inline.Image) and not isinstance(el, inline.AutoLink):
+            text = plain(el.children)
+            self.add(markdown_link(html.unescape(el.dest), text, isinstance(el, inline.Image)),
+                     el, context)  # fmt: skip
+            if el.source_span:
+                self.hidden.append(el.source_span)
+                self.spans.append(el.source_span)
+            if isinstance(el, inline.Image):
+                return  # an image's description is its alt text: a link in it is no link
+        elif isinstance(el, syntax.Tag):
+            self.tags.setdefault(el.name, None)
+        elif isinstance(el, syntax.BlockId):
+            self.block_ids.setdefault(el.name, None)
+        children = getattr(el, "children", None)
+        if isinstance(children, list):
+            for child in children:
+                self.visit(child, context)
 
-    for i in range(first, len(lines)):
-        line = lines[i]
-        lineno = i + 1
-        stripped = line.strip()
-        if fence is not None:
-            para.append(line)
-            if stripped.startswith(fence) and set(stripped) <= set(fence[0]):
-                flush(lineno, code=True)
-                fence = None
-            continue
-        if in_comment:
-            if "%%" in line:
-                in_comment = False
-            continue
-        if stripped == "%%" or (stripped.startswith("%%") and stripped.count("%%") == 1):
-            flush(lineno - 1)
-            in_comment = True
-            continue
-        m = _FENCE.match(line)
-        if m:
-            flush(lineno - 1)
-            fence = m.group(1)
-            para_start = lineno
-            para.append(line)
-            continue
-        h = _ATX.match(line)
-        if h:
-            flush(lineno - 1)
-            add_heading(len(h.group(1)), (h.group(2) or "").strip(), lineno)
-            continue
-        if not stripped:
-            flush(lineno - 1)
-            continue
-        s = _SETEXT.match(line)
-        if s and len(para) == 1 and not _is_list_item(para[0]):
-            text = para[0].strip()
-            para = []
-            add_heading(1 if s.group(1)[0] == "=" else 2, text, lineno - 1)
-            continue
-        if not para:
-            para_start = lineno
-        para.append(line)
-    flush(len(lines), code=fence is not None)
-    return Scanned(
-        tuple(headings), tuple(blocks), tuple(tags), tuple(block_ids), tuple(heading_links)
-    )
+    def html_links(self, el: Any, context: Any) -> None:
+        """Raw HTML is rendered as written: its ``<a href>`` and ``<img src>`` are links (and
+        Markdown written inside it is not Markdown)."""
+        if el.source_span is None:
+            return
+        raw = el.body if isinstance(el, block.HTMLBlock) else el.children
+        if "href" not in raw and "src" not in raw:
+            return
+        tags = _HTMLLinks()
+        tags.feed(raw)
+        tags.close()
+        line_offsets = [0, *(m.end() for m in re.finditer("\n", raw))]
+        for (line, col), embed, url in tags.found:
+            at = el.source_span[0] + line_offsets[line - 1] + col
+            self.add(markdown_link(url, "", embed), el, context or el, at)
+
+    def add(self, link: LinkRef | None, el: Any, context: Any, at: int | None = None) -> None:
+        if link is None:
+            return
+        if at is None:
+            at = el.start_pos if el.start_pos is not None else (context.start_pos if context else 0)
+        ctx = ""
+        if context is not None and context.source_span is not None:
+            start, end = context.source_span
+            ctx = _context(self.body, start, end, at)
+        self.links.append(LinkRef(
+            link.target, link.anchor, link.relation, link.text, link.label, link.wikilink,
+            link.embed, link.markdown, self.line(at or 0), ctx,
+        ))  # fmt: skip
 
 
-def _is_list_item(line: str) -> bool:
-    return bool(re.match(r"^\s*([-*+]|\d+[.)])\s", line))
+class _HTMLLinks(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[tuple[int, int], bool, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        want = {"a": "href", "img": "src"}.get(tag)
+        for name, value in attrs:
+            if name == want and value:
+                self.found.append((self.getpos(), tag == "img", value))
+
+
+def _context(body: str, start: int, end: int, at: int) -> str:
+    """The block ``body[start:end]`` around offset ``at``, cut to a window when long (sliced
+    from the body directly: a copy of the block per link made 100k links quadratic)."""
+    if end - start <= CONTEXT_CHARS:
+        return body[start:end].strip()
+    begin = max(start, at - CONTEXT_CHARS // 2)
+    stop = min(end, begin + CONTEXT_CHARS)
+    return (CUT if begin > start else "") + body[begin:stop].strip() + (CUT if stop < end else "")
+
+
+def plain(children: Any) -> str:
+    """An inline tree as a reader sees it: text, code, link text, image alt; no markup."""
+    if isinstance(children, str):
+        return children
+    return " ".join("".join(_plain_parts(children)).split())
+
+
+def _plain_parts(children: Any) -> Iterator[str]:
+    for el in children:
+        if isinstance(el, inline.RawText | inline.Literal):
+            yield html.unescape(el.children) if isinstance(el.children, str) else ""
+        elif isinstance(el, inline.CodeSpan | syntax.InlineMath):
+            yield el.children if isinstance(el.children, str) else ""
+        elif isinstance(el, inline.LineBreak):
+            yield " "
+        elif isinstance(el, syntax.WikiLink):
+            target, _, label = el.inner.replace("\\|", "|").partition("|")
+            yield label.strip() or target.strip()
+        elif isinstance(el, syntax.Tag | syntax.BlockId):
+            yield str(el.children)
+        elif isinstance(el, inline.InlineHTML | syntax.Comment | footnote.FootnoteRef):
+            continue
+        elif isinstance(getattr(el, "children", None), list):
+            yield from _plain_parts(el.children)

@@ -13,16 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sidecar.core.frontmatter import split_frontmatter
-from sidecar.core.markdown import mask_inline_code, scan
+from sidecar.core.markdown import normalise, parse_body, split_lines
 
 MIN_NAME_CHARS = 3
 LINE_CHARS = 240
 
-_LINKISH = re.compile(
-    r"!?\[\[[^\[\]\n]*\]\]"  # wikilinks and embeds
-    r"|!?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\([^)\n]*\)"  # Markdown links, text included
-    r"|<?[A-Za-z][A-Za-z0-9+.-]*://[^\s>]+>?"  # bare URLs
-)
+_BARE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s>]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,24 +47,27 @@ def name_pattern(names: list[str]) -> re.Pattern[str] | None:
 
 def find_mentions(text: str, pattern: re.Pattern[str]) -> list[Mention]:
     """Every unlinked occurrence of ``pattern`` in the note's prose, in line order."""
-    lines = text.splitlines(keepends=True)
+    text = normalise(text)
+    lines = split_lines(text)
     _, first = split_frontmatter(lines)
+    offset = sum(len(line) for line in lines[:first])
+    body = text[offset:]
+    parsed = parse_body(body, first + 1)
+    masked = list(body)
+    for start, end in parsed.hidden:  # links (text included), code spans, HTML, comments, math
+        masked[start:end] = re.sub(r"[^\n]", " ", body[start:end])
+    prose = _BARE_URL.sub(lambda m: " " * len(m.group(0)), "".join(masked))
+    prose_lines = prose.split("\n")
     out: list[Mention] = []
-    for block in scan(lines, first).blocks:
+    for block in parsed.blocks:
         if block.is_code:
             continue
-        masked = _mask_links(mask_inline_code(block.text))
-        for offset, line in enumerate(masked.split("\n")):
+        for number in range(block.start_line, block.end_line + 1):
+            line = prose_lines[number - first - 1]
             for m in pattern.finditer(line):
-                original = block.text.split("\n")[offset]
-                out.append(
-                    Mention(block.start_line + offset, m.start(), m.group(0), _trim(original))
-                )
+                original = lines[number - 1].rstrip("\n")
+                out.append(Mention(number, m.start(), m.group(0), _trim(original)))
     return out
-
-
-def _mask_links(text: str) -> str:
-    return _LINKISH.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
 def _trim(line: str) -> str:

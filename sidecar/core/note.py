@@ -7,8 +7,8 @@ import posixpath
 
 from sidecar.core.chunks import ChunkOptions, make_chunks
 from sidecar.core.frontmatter import load_frontmatter, string_list
-from sidecar.core.links import body_links, frontmatter_links
-from sidecar.core.markdown import scan
+from sidecar.core.links import frontmatter_links
+from sidecar.core.markdown import normalise, parse_body, split_lines
 from sidecar.core.model import ParsedNote
 
 
@@ -20,9 +20,11 @@ def parse_note(
     path: str, text: str, digest: str, options: ChunkOptions = ChunkOptions()
 ) -> ParsedNote:
     """``path`` is vault-relative with ``/`` separators; ``digest`` the hash of the file bytes."""
-    lines = text.splitlines(keepends=True)
+    text = normalise(text)
+    lines = split_lines(text)
     fm = load_frontmatter(lines)
-    scanned = scan(lines, fm.body_start)
+    body_offset = sum(len(line) for line in lines[: fm.body_start])
+    scanned = parse_body(text[body_offset:], fm.body_start + 1)
     data = fm.data
     title = _title(path, data, scanned.headings)
     tags = {
@@ -32,8 +34,7 @@ def parse_note(
     tags.update(dict.fromkeys(scanned.tags))
     aliases = string_list(data.get("aliases", data.get("alias")))
     note_id = data.get("id")
-    blocks = sorted((*scanned.blocks, *scanned.heading_links), key=lambda b: b.start_line)
-    links = (*frontmatter_links(data), *body_links(blocks))
+    links = (*frontmatter_links(data), *scanned.links)
     chunks = make_chunks(path, title, scanned.headings, scanned.blocks, options)
     return ParsedNote(
         path=path,

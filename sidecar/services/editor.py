@@ -15,9 +15,9 @@ from typing import Any
 
 from sidecar.core.anchors import anchor_key, heading_key
 from sidecar.core.graph import Graph
-from sidecar.core.links import body_links
 from sidecar.core.lint import LOCAL_RULES, RULE_IDS, LintConfig, lint
-from sidecar.core.model import Block, Edge, LinkRef, NoteRecord
+from sidecar.core.markdown import parse_body
+from sidecar.core.model import Edge, LinkRef, NoteRecord
 from sidecar.core.note import content_hash, parse_note
 from sidecar.core.relations import Taxonomy
 from sidecar.core.resolve import Resolution, resolve_links
@@ -54,7 +54,7 @@ def parse_written(written: str) -> LinkRef | None:
     """A link as written (``[[T#h|a]]``, ``![[T]]``, ``[t](p.md#h)``, or a bare wikilink
     target ``T#h``) as the parsers see it."""
     text = written if "[" in written else f"[[{written}]]"
-    found = list(body_links([Block(1, 1, text, ())]))
+    found = parse_body(text).links
     return found[0] if found else None
 
 

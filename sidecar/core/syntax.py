@@ -1,0 +1,518 @@
+"""Obsidian's Markdown as a marko parser: CommonMark, the GFM parts Obsidian renders, and
+Obsidian's own syntax as marko elements.
+
+Added to marko's CommonMark elements: tables, strikethrough and task lists (GFM), footnotes,
+``[[wikilinks]]`` and ``![[embeds]]``, ``#tags``, ``^block-ids``, ``%%comments%%`` (inline and
+as a block), ``==highlights==``, ``$math$`` and ``$$`` math blocks (both opaque, like code) and
+callouts (``> [!note] Title``, a quote that knows its type). Elements carry marko's source spans
+(offsets into the text marko parsed), which ``markdown.py`` turns into line numbers.
+
+``FastParser`` is marko's parser with two shortcuts where a profile of dendron-site showed the
+time going (see ``docs/benchmarks.md``); each returns what marko would, only sooner.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from marko import block, inline, inline_parser
+from marko.ext import footnote
+from marko.ext.gfm import elements as gfm
+from marko.parser import Parser
+from marko.source import Source
+
+# Obsidian: no brackets or line breaks inside; ``|`` splits off the display text.
+_WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+# A tag starts after a space, a line start or punctuation that cannot be part of a word or URL;
+# it holds letters, digits, ``_``, ``-`` and ``/``, and is not all digits (``#123`` is no tag).
+_TAG = re.compile(r"(?<![\w/#&\\`(\[\]])#([\w/-]+)")
+_BLOCK_ID = re.compile(r"(?:^|(?<=\s))\^([A-Za-z0-9-]+)[ \t]*$", re.M)
+
+
+class WikiLink(inline.InlineElement):
+    """``[[Target#anchor|text]]`` or, with ``!``, an embed. Before CommonMark links: Obsidian
+    reads ``[[x]]`` as a wikilink even where ``[x]`` is a link reference."""
+
+    pattern = _WIKI
+    priority = 7
+    parse_group = 2
+
+    def __init__(self, match: Any) -> None:
+        self.embed = bool(match.group(1))
+        self.inner = match.group(2)
+        self.children = match.group(2)
+
+
+class Tag(inline.InlineElement):
+    pattern = _TAG
+    priority = 4
+
+    def __init__(self, match: Any) -> None:
+        self.children = match.group(0)
+        self.name = match.group(1).rstrip("/-")
+
+    @classmethod
+    def find(cls, text: str, *, source: Source) -> Any:
+        if "#" not in text:
+            return ()
+        return (m for m in _TAG.finditer(text) if not m.group(1).rstrip("/-").isdigit())
+
+
+class BlockId(inline.InlineElement):
+    """``^id`` ending a block's line: the target of ``[[Note#^id]]``."""
+
+    pattern = _BLOCK_ID
+    priority = 4
+
+    def __init__(self, match: Any) -> None:
+        self.children = match.group(0)
+        self.name = match.group(1)
+
+    @classmethod
+    def find(cls, text: str, *, source: Source) -> Any:
+        return _BLOCK_ID.finditer(text) if "^" in text else ()
+
+
+class Comment(inline.InlineElement):
+    """``%%hidden%%``: Obsidian shows nothing of it, so nothing in it is a link or a tag."""
+
+    pattern = re.compile(r"%%([\s\S]*?)%%")
+    priority = 8
+
+    @classmethod
+    def find(cls, text: str, *, source: Source) -> Any:
+        return cls.pattern.finditer(text) if "%%" in text else ()
+
+
+class Highlight(inline.InlineElement):
+    pattern = re.compile(r"(?<!=)==(?!=)(\S(?:[\s\S]*?\S)?)==(?!=)")
+    priority = 5
+    parse_children = True
+
+    @classmethod
+    def find(cls, text: str, *, source: Source) -> Any:
+        return cls.pattern.finditer(text) if "==" in text else ()
+
+
+class InlineMath(inline.InlineElement):
+    """``$x^2$``: opaque like a code span (no space inside either dollar, as Obsidian)."""
+
+    pattern = re.compile(r"(?<![\\$])\$(?=[^\s$])([^$\n]*?[^\s\\$])\$(?![$\d])")
+    priority = 7
+
+    @classmethod
+    def find(cls, text: str, *, source: Source) -> Any:
+        return cls.pattern.finditer(text) if "$" in text else ()
+
+
+class _UntilMarker(block.BlockElement):
+    """A block from an opening line to the line holding its closing marker (or the end)."""
+
+    opener: re.Pattern[str]
+    closer: str
+    priority = 7
+    breaks_paragraph = True
+
+    def __init__(self, body: str) -> None:
+        self.children = [inline.RawText(body, False)]
+
+    @classmethod
+    def match(cls, source: Source) -> bool:
+        return source.expect_re(cls.opener) is not None
+
+    @classmethod
+    def parse(cls, source: Source) -> str:
+        first = source.next_line()
+        assert first is not None
+        source.consume()
+        lines = [first]
+        rest = first.lstrip()[len(cls.closer) :]
+        if cls.closer in rest:
+            return first
+        while not source.exhausted:
+            line = source.next_line()
+            if line is None:
+                break
+            source.consume()
+            lines.append(line)
+            if cls.closer in line:
+                break
+        return "".join(lines)
+
+
+class CommentBlock(_UntilMarker):
+    """A ``%%`` line opens a comment that runs, across blank lines, to the next ``%%``."""
+
+    opener = re.compile(r" {0,3}%%(?!.*%%)")
+    closer = "%%"
+
+
+class MathBlock(_UntilMarker):
+    """Obsidian's ``$$`` display math: its text is code for links and tags."""
+
+    opener = re.compile(r" {0,3}\$\$")
+    closer = "$$"
+
+
+class Callout(block.Quote):
+    """``> [!type] Title``: a quote Obsidian draws as a box; ``kind`` and ``title`` say which."""
+
+    override = True
+    _head = re.compile(r" {0,3}>[ \t]?\[!([\w-]+)\][+-]?[ \t]*(.*)")
+
+    kind: str | None = None
+    title: str = ""
+
+    @classmethod
+    def parse(cls, source: Source) -> block.Quote:
+        line = source.next_line(False)
+        head = cls._head.match(line) if line else None
+        state = super().parse(source)
+        if head is not None:
+            state.kind = head.group(1).lower()  # type: ignore[attr-defined]
+            state.title = head.group(2).strip()  # type: ignore[attr-defined]
+        return state
+
+
+def _opens_with(chars: str, base: type[Any], miss: Any = None) -> type[Any]:
+    """``base`` whose ``match`` first checks the line's first character: each of these
+    elements' patterns starts with up to three spaces and one of ``chars``, so any other
+    character is a miss that needs no regular expression (most lines are tried against every
+    element, and each try ran marko's whole line-and-prefix machinery)."""
+
+    fast: type[Any]
+
+    def match(cls: type[Any], source: Any) -> Any:
+        first = source.first_char()
+        if first is not None and (not first or first not in chars):
+            return miss
+        return super(fast, cls).match(source)
+
+    attrs = {"override": True, "match": classmethod(match), "starts": chars,
+             "__module__": __name__, "__doc__": base.__doc__}  # fmt: skip
+    fast = type(base.__name__, (base,), attrs)
+    return fast
+
+
+# A paragraph's next line can only end it if it starts (after at most three spaces) with one
+# of these, or is blank; anything else continues the paragraph whatever the other elements
+# say. Covers every ``breaks_paragraph`` element above and marko's: blank line, ATX heading,
+# fences, quote, thematic break, list item, HTML block, comment and math blocks, footnotes.
+_MAY_BREAK = frozenset("#`~>-*_+0123456789<%$[=|")
+
+
+def _fast_paragraph(base: type[Any]) -> type[Any]:
+    fast: type[Any]
+
+    def break_paragraph(cls: type[Any], source: Source, lazy: bool = False) -> bool:
+        line = source.next_line()
+        if line is not None:
+            body = line.lstrip(" ")
+            indent = len(line) - len(body)
+            if body.strip() and body[0] not in _MAY_BREAK and indent < 4 and body[0] != "\t":
+                return False
+        return bool(super(fast, cls).break_paragraph(source, lazy))
+
+    attrs = {"override": True, "__module__": __name__,
+             "break_paragraph": classmethod(break_paragraph)}  # fmt: skip
+    fast = type(base.__name__, (base,), attrs)
+    return fast
+
+
+_MAX_OPEN = 64  # brackets open at once; no note nests links this deep
+_NEXT_DELIMITER = re.compile(r"[\\`\]\[!*_]")
+_CODE = re.compile(r"(?<!`)(`+)(?!`)([\s\S]+?)(?<!`)\1(?!`)")
+
+
+def _find_links_or_emphs(
+    text: str, link_ref_defs: dict[str, tuple[str, str]]
+) -> list[inline_parser.MatchObj]:
+    """marko's ``find_links_or_emphs``, stepping from one character that matters to the next
+    instead of through every character (the loop was a quarter of the parse time)."""
+    i = 0
+    delimiters: list[inline_parser.Delimiter] = []
+    matches: list[inline_parser.MatchObj] = []
+    delimiters_re = re.compile(r"(?:!?\[|\*+|_+)")
+    n = len(text)
+    while i < n:
+        m = _NEXT_DELIMITER.search(text, i)
+        if m is None:
+            break
+        i = m.start()
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+        elif ch == "`":
+            code = _CODE.match(text, i)
+            if code is not None:
+                i = code.end()
+            else:  # no span opens anywhere in this run of backticks (the pattern's lookbehind)
+                while i < n and text[i] == "`":
+                    i += 1
+        elif ch == "]":
+            node = inline_parser.look_for_image_or_link(text, delimiters, i, link_ref_defs, matches)
+            if node:
+                i = node.end()
+                matches.append(node)
+            else:
+                i += 1
+        else:
+            d = delimiters_re.match(text, i)
+            if d is None:
+                i += 1
+                continue
+            if ch != "*" and ch != "_" and len(delimiters) >= _MAX_OPEN:
+                opened = sum(1 for x in delimiters if x.content in ("[", "!["))
+                if opened >= _MAX_OPEN:  # "[[[[…": marko's bracket matching is cubic in depth
+                    i = d.end()
+                    continue
+            delimiters.append(inline_parser.Delimiter(d, text))
+            i = d.end()
+    inline_parser.process_emphasis(text, delimiters, None, matches)
+    return matches
+
+
+_LINE = re.compile(r"(?m)[^\n]*$\n?")
+_LINE_LAZY = re.compile(r"(?m)[^\n]*?$\n?")
+
+
+class FastSource(Source):
+    """marko's ``Source`` answering its three most asked questions from small caches: the
+    line at a position, the containers' joined prefix (rebuilt only when the stack of open
+    blocks or a prefix changes) and how far that prefix reaches into the line. The answers,
+    and the ``match`` objects the elements read, are the ones marko computes."""
+
+    def __init__(self, text: str) -> None:
+        self._version = 0
+        super().__init__(text)
+        self._prefix_at = (-1, -1, 0)  # (pos, version, prefix length)
+        self._first_at: tuple[int, int, str | None] = (-1, -1, None)
+        self._line_at: tuple[int, Any] = (-1, None)
+        self._prefix_cache = (-1, "")
+        self._patterns: dict[str, re.Pattern[str]] = {}
+
+    @property
+    def _states(self) -> list[block.BlockElement]:
+        return self._stack
+
+    @_states.setter
+    def _states(self, states: list[block.BlockElement]) -> None:
+        self._stack = states
+        self._version += 1
+
+    def push_state(self, element: block.BlockElement) -> None:
+        self._stack.append(element)
+        self._version += 1
+
+    def pop_state(self) -> block.BlockElement:
+        self._version += 1
+        return self._stack.pop()
+
+    def _update_prefix(self) -> None:
+        super()._update_prefix()
+        self._version += 1
+
+    @property
+    def prefix(self) -> str:
+        version, prefix = self._prefix_cache
+        if version != self._version:
+            prefix = "".join(s._prefix for s in self._stack)
+            self._prefix_cache = (self._version, prefix)
+        return prefix
+
+    def _whole_line(self, pos: int) -> Any:
+        at, match = self._line_at
+        if at != pos:
+            match = _LINE.match(self._buffer, pos)
+            self._line_at = (pos, match)
+        return match
+
+    def _prefix_len(self) -> int:
+        pos, version, length = self._prefix_at
+        if pos != self.pos or version != self._version:
+            prefix = self.prefix
+            if not prefix:
+                length = 0
+            else:
+                line = self._whole_line(self.pos)
+                length = self.match_prefix(prefix, line.group() if line else "")
+            self._prefix_at = (self.pos, self._version, length)
+        return length
+
+    @property
+    def _current_pos(self) -> int:
+        if self._whole_line(self.pos) is None:
+            return self.pos
+        return self.pos + max(self._prefix_len(), 0)
+
+    def first_char(self) -> str | None:
+        """The line's first character after the containers' prefix and up to three spaces
+        (a space when more follow, "" at the end), or None where the prefix does not match."""
+        pos, version, first = self._first_at
+        if pos == self.pos and version == self._version:
+            return first
+        length = self._prefix_len()
+        first = None
+        if length >= 0:
+            buf, at = self._buffer, self.pos + length
+            first = ""
+            for i in range(at, min(at + 4, len(buf))):
+                if buf[i] != " " or i == at + 3:
+                    first = buf[i]
+                    break
+        self._first_at = (self.pos, self._version, first)
+        return first
+
+    def expect_re(self, regexp: re.Pattern[str] | str) -> Any:
+        prefix_len = self._prefix_len()
+        if prefix_len < 0:
+            return None
+        if isinstance(regexp, str):
+            compiled = self._patterns.get(regexp)
+            if compiled is None:
+                compiled = self._patterns[regexp] = re.compile(regexp)
+            regexp = compiled
+        self.match = regexp.match(self._buffer, self.pos + prefix_len)
+        return self.match
+
+    def next_line(self, require_prefix: bool = True) -> Any:
+        m = self.expect_re(_LINE_LAZY) if require_prefix else self._whole_line(self.pos)
+        self.match = m
+        return m.group() if m else None
+
+
+class FastParser(Parser):
+    def parse(self, text: str) -> block.Document:
+        """marko's ``Parser.parse`` over a ``FastSource``."""
+        source = FastSource(text)
+        source.parser = self
+        doc: Any = self.block_elements["Document"]()
+        doc.source_span = (0, len(source._buffer))
+        with source.under_state(doc):
+            doc.children = self.parse_source(source)
+            self.parse_inline(doc, source)
+        return doc  # type: ignore[no-any-return]
+
+    def parse_source(self, source: Source) -> list[block.BlockElement]:
+        """marko's ``parse_source``, trying at each line only the elements that can open with
+        its first character (``starts``), in marko's order of priority."""
+        ast: list[block.BlockElement] = []
+        while not source.exhausted:
+            start = source._current_pos
+            for ele_type in self._candidates(source.first_char()):  # type: ignore[attr-defined]
+                if ele_type.match(source):
+                    result: Any = ele_type.parse(source)
+                    end = source.pos
+                    if not hasattr(result, "priority"):
+                        result = ele_type(result)
+                    if result.source_span is None:
+                        result.source_span = (start, end)
+                    ast.append(result)
+                    break
+            else:
+                break
+        return ast
+
+    def _candidates(self, first: str | None) -> list[Any]:
+        """None: the line does not continue the open containers, and no element matches a
+        line outside its containers' prefix (each tests the prefix first)."""
+        if first is None:
+            return []
+        table = self.__dict__.setdefault("_by_first", {})
+        found = table.get(first)
+        if found is None:
+            found = table[first] = [
+                e for e in self._build_block_element_list()
+                if getattr(e, "starts", None) is None or (first and first in e.starts)  # type: ignore[attr-defined]
+            ]  # fmt: skip
+        return found  # type: ignore[no-any-return]
+
+    def __init__(self) -> None:
+        super().__init__()
+        elements = self.inline_elements
+
+        class LinkOrEmph(inline.InlineElement):
+            parse_children = True
+
+            def __new__(cls, match: Any) -> Any:
+                return elements[match.etype](match)
+
+        self._link_or_emph = LinkOrEmph
+        self._inline_list: list[tuple[Any, str]] | None = None
+
+    def _parse_inline(self, text: str, source: Source, positions: Any = None) -> Any:
+        """marko's ``inline_parser.parse`` with ``_find_links_or_emphs`` in its place, and
+        without asking an element to search a text that lacks the character it starts with."""
+        if self._inline_list is None:
+            self._inline_list = [(e, _NEEDS.get(e.get_type(), ""))
+                                 for e in self._build_inline_element_list()]  # fmt: skip
+        fallback = self.inline_elements["RawText"]
+        token = inline_parser.Token
+        tokens = [token(self._link_or_emph, m, text, fallback, positions)
+                  for m in _find_links_or_emphs(text, source.root.link_ref_defs)]  # fmt: skip
+        for etype, needs in self._inline_list:
+            if needs in text:
+                for match in etype.find(text, source=source):
+                    tokens.append(token(etype, match, text, fallback, positions))
+        tokens.sort()
+        tokens = inline_parser._resolve_overlap(tokens)
+        return inline_parser.make_elements(tokens, text, fallback=fallback, positions=positions)
+
+
+# The character each inline element's pattern cannot match without.
+_NEEDS = {
+    "CodeSpan": "`", "InlineHTML": "<", "AutoLink": "<", "Literal": "\\", "LineBreak": "\n",
+    "Strikethrough": "~", "FootnoteRef": "[^", "WikiLink": "[[",
+}  # fmt: skip
+
+
+class Table(gfm.Table):
+    override = True
+
+    @classmethod
+    def match(cls, source: Source) -> Any:
+        line = source.next_line()  # a table's header row holds a pipe
+        return line is not None and "|" in line and super().match(source)  # type: ignore[no-untyped-call]
+
+
+# marko's own elements, each answering as marko does, only sooner.
+FAST_COMMONMARK: tuple[type[Any], ...] = (
+    _fast_paragraph(block.Paragraph),
+    _opens_with("#", block.Heading),
+    _opens_with("`~", block.FencedCode),
+    _opens_with("-_*", block.ThematicBreak, False),
+    _opens_with("<", block.HTMLBlock, False),
+    _opens_with("-*+0123456789", block.List, False),
+    _opens_with("-*+0123456789", block.ListItem, False),
+    _opens_with("[", block.LinkRefDef, False),
+    _opens_with(">", block.Quote),
+)
+FAST_GFM: tuple[type[Any], ...] = (
+    _fast_paragraph(gfm.Paragraph),
+    gfm.Strikethrough,
+    Table,
+    gfm.TableRow,
+    gfm.TableCell,
+)
+OBSIDIAN: tuple[type[Any], ...] = (
+    footnote.Document,
+    _opens_with("[", footnote.FootnoteDef),
+    footnote.FootnoteRef,
+    WikiLink,
+    Tag,
+    BlockId,
+    Comment,
+    Highlight,
+    InlineMath,
+    _opens_with("%", CommentBlock, False),
+    _opens_with("$", MathBlock, False),
+    _opens_with(">", Callout),
+)
+
+
+def new_parser() -> Parser:
+    parser = FastParser()
+    for element in (*FAST_COMMONMARK, *FAST_GFM, *OBSIDIAN):
+        parser.add_element(element)
+    return parser

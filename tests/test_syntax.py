@@ -1,0 +1,34 @@
+"""The parser's shortcuts change nothing: marko with them renders exactly what marko renders
+without them, on every CommonMark spec example and the notes of the three real vaults (with GFM)."""
+
+from __future__ import annotations
+
+import pytest
+from marko import Markdown
+from marko.ext.gfm import GFM
+from marko.helpers import MarkoExtension
+
+from sidecar.core import syntax
+from tests.commonmark import examples
+from tests.conftest import corpus
+
+
+def _texts(vaults: bool) -> list[str]:
+    texts = [ex.markdown for ex in examples()]
+    for name in ("dendron-site", "obsidian-tasks-docs", "kepano-obsidian") if vaults else ():
+        notes = sorted(corpus(name).rglob("*.md"))
+        step = 2 if name == "dendron-site" else 1  # half of dendron: stock marko takes ~10 s
+        texts += [p.read_text("utf-8", "replace") for p in notes[::step]]
+    return texts
+
+
+@pytest.mark.parametrize("gfm", [False, True], ids=["commonmark", "gfm"])
+def test_fast_parser_renders_what_marko_renders(gfm: bool) -> None:
+    elements = [*syntax.FAST_COMMONMARK, *(syntax.FAST_GFM if gfm else ())]
+    fast = Markdown(
+        parser=syntax.FastParser,
+        extensions=[*([GFM] if gfm else []), MarkoExtension(elements=elements)],
+    )
+    stock = Markdown(extensions=[GFM] if gfm else [])
+    differ = [text for text in _texts(gfm) if fast.convert(text) != stock.convert(text)]
+    assert differ == []
