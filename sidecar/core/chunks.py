@@ -11,8 +11,9 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sidecar.core.model import Block, Chunk, Heading
 
@@ -125,3 +126,62 @@ def _overlap(text: str, limit: int) -> str:
     sentences = _SENTENCE.split(text.strip())
     tail = sentences[-1] if sentences else ""
     return tail if 0 < len(tail) <= limit and tail != text.strip() else ""
+
+
+# Keys whose values say nothing a reader would search for: styling, and Dendron's random ids.
+_QUIET_KEYS = frozenset({"cssclasses", "cssclass", "id", "position"})
+_WIKI_VALUE = re.compile(r"!?\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
+_MD_VALUE = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
+_MAX_VALUE_CHARS = 200
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://\S*$")
+# Dendron writes created/updated as epoch milliseconds: digits, not words.
+_EPOCH_MS = 10**11
+
+
+def property_chunk(
+    path: str,
+    title: str,
+    stem: str,
+    aliases: Sequence[str],
+    data: Mapping[str, Any],
+    seq: int,
+    lines: tuple[int, int],
+    has_body: bool,
+    options: ChunkOptions = ChunkOptions(),
+) -> Chunk | None:
+    """The note as its properties describe it: file name (when not the title), aliases, and
+    each scalar or list property as ``key: value`` with links as their display text. The
+    title comes first in what is searched and embedded (``embedding_input``). A note with a
+    body and nothing to say here gets no such chunk; a note with no body always gets one, so
+    it is found by its name."""
+    parts = [stem] if stem.strip().lower() != title.strip().lower() else []
+    if aliases:
+        parts.append("aliases: " + ", ".join(aliases))
+    for key, value in data.items():
+        if key.lower() in _QUIET_KEYS or key.lower() in ("title", "aliases", "alias"):
+            continue
+        shown = ", ".join(v for v in _shown_values(value) if v)
+        if shown:
+            parts.append(f"{key}: {shown}")
+    if not parts and has_body:
+        return None
+    text = "\n".join(parts)[: options.max_chars]
+    return Chunk(f"{path}#{seq}", path, seq, "", lines[0], lines[1], text or title,
+                 chunk_hash(title, "", text or title), embedding_input(title, "", text))  # fmt: skip
+
+
+def _shown_values(value: Any) -> Iterator[str]:
+    if isinstance(value, list):
+        for item in value:
+            if not isinstance(item, dict | list):
+                yield from _shown_values(item)
+    elif isinstance(value, bool):
+        yield "yes" if value else "no"
+    elif isinstance(value, int | float):
+        if abs(value) < _EPOCH_MS:
+            yield str(value)
+    elif isinstance(value, str):
+        text = _WIKI_VALUE.sub(lambda m: (m.group(2) or m.group(1)).strip(), value)
+        text = _MD_VALUE.sub(lambda m: m.group(1), text).strip()
+        if not _URL.match(text):  # a cover image's address is not what the note is about
+            yield text[:_MAX_VALUE_CHARS]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 
-from sidecar.core.chunks import ChunkOptions, make_chunks
+from sidecar.core.chunks import ChunkOptions, make_chunks, property_chunk
 from sidecar.core.frontmatter import load_frontmatter, string_list
 from sidecar.core.links import frontmatter_links
 from sidecar.core.markdown import normalise, parse_body, split_lines
@@ -36,6 +36,11 @@ def parse_note(
     note_id = data.get("id")
     links = (*frontmatter_links(data), *scanned.links)
     chunks = make_chunks(path, title, scanned.headings, scanned.blocks, options)
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    props = property_chunk(path, title, stem, aliases, data, len(chunks),
+                           (1, max(1, fm.body_start)), bool(chunks), options)  # fmt: skip
+    if props is not None:
+        chunks = (*chunks, props)
     return ParsedNote(
         path=path,
         title=title,
