@@ -56,6 +56,13 @@ def fmt_status(r: dict[str, Any]) -> str:
         f"notes:   {r['notes']}   chunks: {r['chunks']}   waiting for vectors: {r['pending']}",
         f"model:   {r['model']}   last indexed: {r['last_indexed'] or 'never'}",
     ]
+    obsidian = r.get("obsidian") or {}
+    if obsidian.get("app_json"):
+        excluded = ", ".join(obsidian.get("userIgnoreFilters") or []) or "none"
+        lines.append(f"obsidian: {obsidian['app_json']}: excluded files: {excluded}; "
+                     f"attachments: {obsidian.get('attachmentFolderPath') or 'vault root'}")  # fmt: skip
+        if obsidian.get("error"):
+            lines.append(f"obsidian: {obsidian['error']}")
     lines += [f"failed:  {f['path']}: {f['error']}" for f in r.get("failed", [])]
     lines += [f"invalid frontmatter: {f['path']}" for f in r.get("invalid_frontmatter", [])]
     lines += [f"warning: {w['path']}: {w['warning']}" for w in r.get("warnings", [])]

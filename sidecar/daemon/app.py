@@ -37,6 +37,7 @@ from sidecar.daemon.writer import Writer
 from sidecar.errors import SidecarError
 from sidecar.services.context import Services
 from sidecar.services.indexer import IndexReport
+from sidecar.store.vaultfs import RULE_FILES
 from sidecar.transports.unix import RpcServer
 from sidecar.transports.unix_path import socket_path_for
 
@@ -202,8 +203,19 @@ class Daemon:
     # -- watching ---------------------------------------------------------------------------
 
     def _on_path(self, rel: str) -> None:  # watchdog's thread
-        if self._loop is not None and self.services.vault.is_note(rel):
+        if self._loop is None:
+            return
+        if rel in RULE_FILES:
+            self._loop.call_soon_threadsafe(self._rules_changed)
+        elif self.services.vault.is_note(rel):
             self._loop.call_soon_threadsafe(self._touch, rel)
+
+    def _rules_changed(self) -> None:
+        """``.sidecarignore`` or ``.obsidian/app.json`` changed: a full scan adds the notes
+        no longer excluded and drops the newly excluded ones."""
+        if self.services.vault.reload_rules():
+            _log.info("ignore rules changed: %s", self.services.vault.obsidian.to_dict())
+            self._touch(None)
 
     def _on_dir(self) -> None:  # watchdog's thread
         if self._loop is not None:

@@ -180,6 +180,7 @@ class Services:
                 {"path": p, "warning": notes[p].warning}
                 for p in sorted(p for p, n in notes.items() if n.warning)
             ],
+            "obsidian": self.vault.obsidian.to_dict(),  # the Obsidian settings applied
             "daemon": dict(self.runtime) if self.runtime is not None else None,
         }
 

@@ -2,7 +2,7 @@
 
 The scan never follows symlinked folders (no loops, nothing outside the vault), skips hidden
 folders, ``.obsidian/``, ``.trash/``, ``.git/`` and whatever a gitignore-style ``.sidecarignore``
-names. Reads refuse binary files and files over a size cap with a clear reason instead of an
+names, and the files Obsidian's "Excluded files" setting names (``obsidian.py``). Reads refuse binary files and files over a size cap with a clear reason instead of an
 exception, so one bad file never stops an index run.
 """
 
@@ -18,10 +18,12 @@ from pathlib import Path
 import pathspec
 
 from sidecar.errors import PathOutsideVault
+from sidecar.store.obsidian import APP_JSON, ObsidianSettings
 
 NOTE_SUFFIXES = (".md", ".markdown")
 ALWAYS_IGNORED = (".obsidian/", ".trash/", ".git/", ".sidecar/", "node_modules/")
 IGNORE_FILE = ".sidecarignore"
+RULE_FILES = (IGNORE_FILE, APP_JSON)  # a change to one of these changes which files are notes
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +47,22 @@ class Vault:
     def __init__(self, root: Path, extra_ignores: Iterable[str] = (), max_bytes: int = 5_000_000):
         self.root = root.resolve()
         self.max_bytes = max_bytes
-        patterns = [*ALWAYS_IGNORED, *extra_ignores, *self._ignore_file_lines()]
-        self.ignore = pathspec.GitIgnoreSpec.from_lines(patterns)
+        self.extra_ignores = tuple(extra_ignores)
+        self.ignore, self.obsidian = self._rules()
+
+    def _rules(self) -> tuple[pathspec.GitIgnoreSpec, ObsidianSettings]:
+        patterns = [*ALWAYS_IGNORED, *self.extra_ignores, *self._ignore_file_lines()]
+        return pathspec.GitIgnoreSpec.from_lines(patterns), ObsidianSettings.load(self.root)
+
+    def reload_rules(self) -> bool:
+        """Re-read ``.sidecarignore`` and Obsidian's settings; True when they changed."""
+        ignore, obsidian = self._rules()
+        changed = ignore != self.ignore or obsidian != self.obsidian
+        self.ignore, self.obsidian = ignore, obsidian  # readers see the old rules or the new
+        return changed
+
+    def _excluded(self, rel: str) -> bool:
+        return bool(self.ignore.match_file(rel)) or self.obsidian.excludes(rel)
 
     def _ignore_file_lines(self) -> list[str]:
         try:
@@ -60,7 +76,7 @@ class Vault:
         parts = rel.split("/")
         if any(p.startswith(".") for p in parts):
             return False
-        return not self.ignore.match_file(rel)
+        return not self._excluded(rel)
 
     def scan(self) -> dict[str, FileStat]:
         """Every indexable note, by vault-relative path, with its mtime and size."""
@@ -78,7 +94,7 @@ class Vault:
                     continue
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if not self.ignore.match_file(rel + "/"):
+                        if not self._excluded(rel + "/"):
                             stack.append(rel)
                         continue
                     if not self.is_note(rel):
