@@ -154,6 +154,7 @@ def test_ambiguous_link_lists_candidates() -> None:
     found = run(files, "ambiguous_link")
     assert [(f.note, f.related) for f in found] == [("A.md", ("x/Same.md", "y/Same.md"))]
     assert "[[x/Same]]" in found[0].fix
+    assert "Obsidian opens x/Same.md" in found[0].detail
 
 
 def test_broken_anchor_headings_blocks_and_dendron_ranges() -> None:

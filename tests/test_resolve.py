@@ -1,5 +1,8 @@
+from typing import Any
+
 from sidecar.core.model import LinkRef
 from sidecar.core.resolve import Catalog, NoteKey, resolve_links
+from sidecar.services.lint import run_lint
 
 NOTES = [
     NoteKey("Home.md", ("Start",)),
@@ -36,9 +39,9 @@ def test_aliases_and_ids() -> None:
     assert resolve(wl("alpha-id")) == ("projects/Alpha.md", "valid")
 
 
-def test_ambiguous_basename_is_reported_then_narrowed_by_folder() -> None:
+def test_ambiguous_basename_goes_where_obsidian_goes_then_narrowed_by_folder() -> None:
     r = CAT.resolve(wl("Readme"), "Home.md")
-    assert (r.target, r.state) == (None, "ambiguous")
+    assert (r.target, r.state) == ("areas/Readme.md", "valid")  # the shorter path
     assert r.candidates == ("areas/Readme.md", "projects/Readme.md")
     assert resolve(wl("projects/Readme")) == ("projects/Readme.md", "valid")
 
@@ -98,3 +101,45 @@ def test_a_dotted_name_ending_like_an_extension_is_still_a_name() -> None:
     r = cat.resolve(wl("dendron.topic.markdown"), "x.md")
     assert (r.target, r.state) == ("dendron.topic.markdown.md", "valid")
     assert cat.resolve(wl("dendron.topic"), "x.md").target == "dendron.topic.md"
+
+
+def test_obsidian_ambiguity_rule_same_folder_nested_and_root() -> None:
+    """Obsidian opens the note in the linking note's folder, else the shortest path."""
+    cat = Catalog.build(NoteKey(p) for p in (
+        "Kyoto.md", "travel/Kyoto.md", "travel/2023/Kyoto.md", "travel/2023/Plan.md",
+        "travel/Trip.md", "deep/er/Note.md", "Home.md", "places/asia/Osaka.md",
+        "z/Osaka.md", "other/Kyoto2.md",
+    ))  # fmt: skip
+
+    def pick(name: str, source: str) -> str | None:
+        return cat.resolve(wl(name), source).target
+
+    assert pick("Kyoto", "travel/2023/Plan.md") == "travel/2023/Kyoto.md"  # same folder
+    assert pick("Kyoto", "travel/Trip.md") == "travel/Kyoto.md"  # same folder, nested
+    assert pick("Kyoto", "deep/er/Note.md") == "Kyoto.md"  # elsewhere: shortest path (root)
+    assert pick("Kyoto", "Home.md") == "Kyoto.md"  # the root's own
+    assert pick("Osaka", "Home.md") == "z/Osaka.md"  # no root copy: shortest path
+    assert pick("2023/Kyoto", "Home.md") == "travel/2023/Kyoto.md"  # a written folder narrows
+    assert cat.resolve(wl("Kyoto"), "Home.md").candidates == (
+        "Kyoto.md",
+        "travel/2023/Kyoto.md",
+        "travel/Kyoto.md",
+    )
+
+
+def test_ambiguous_link_backlinks_the_note_obsidian_opens_and_lint_warns(
+    make_vault: Any, open_services: Any
+) -> None:
+    vault = make_vault({
+        "Kyoto.md": "# Kyoto (root)\n", "travel/Kyoto.md": "# Kyoto (travel)\n",
+        "travel/Trip.md": "# Trip\n\nOff to [[Kyoto]].\n", "Home.md": "# Home\n\nSee [[Kyoto]].\n",
+    })  # fmt: skip
+    s = open_services(vault)
+    s.reindex()
+    assert [b["source"] for b in s.graph.backlinks("travel/Kyoto.md")["backlinks"]] == [
+        "travel/Trip.md"
+    ]
+    assert [b["source"] for b in s.graph.backlinks("Kyoto.md")["backlinks"]] == ["Home.md"]
+    found = [f for f in run_lint(s.state).findings if f.rule == "ambiguous_link"]
+    assert sorted(f.note for f in found) == ["Home.md", "travel/Trip.md"]
+    assert all(f.severity == "warning" for f in found)

@@ -34,6 +34,7 @@ class Graph:
 
     def _add(self, edge: Edge) -> None:
         self.states[edge.state] += 1
+        self.states["ambiguous"] += bool(edge.candidates)  # resolved as Obsidian does, but shared
         self.out.setdefault(edge.source, []).append(edge)
         if edge.state == "valid" and edge.target is not None:
             self.inc.setdefault(edge.target, []).append(edge)
@@ -41,6 +42,7 @@ class Graph:
     def replace_source(self, source: str, edges: Iterable[Edge]) -> None:
         for old in self.out.pop(source, []):
             self.states[old.state] -= 1
+            self.states["ambiguous"] -= bool(old.candidates)
             if old.state == "valid" and old.target is not None:
                 incoming = self.inc.get(old.target, [])
                 if old in incoming:
@@ -73,7 +75,7 @@ class Graph:
         return sorted(self.nodes - linked)
 
     def dangling(self) -> list[Edge]:
-        bad = [e for e in self.edges() if e.state in ("broken", "ambiguous")]
+        bad = [e for e in self.edges() if e.state == "broken"]
         return sorted(bad, key=lambda e: (e.source, e.line, e.raw))
 
     def hubs(self, limit: int = 20) -> list[tuple[str, int, int]]:

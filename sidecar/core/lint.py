@@ -80,7 +80,7 @@ RULES: tuple[Rule, ...] = (
          r.contradictory_pair),
     Rule("dangling_target", "warning", "A link or relation names a note that does not exist.",
          "Create the note, or correct the link.", r.dangling_target),
-    Rule("ambiguous_link", "warning", "A link matches several notes by name; none is guessed.",
+    Rule("ambiguous_link", "warning", "A link matches several notes by name; it goes where Obsidian goes.",
          "Write the folder path, e.g. `[[folder/Name]]`.", r.ambiguous_link),
     Rule("broken_anchor", "warning", "A link's `#heading` or `#^block` does not exist in the "
          "target note.", "Point the link at an existing heading or block id.", r.broken_anchor),

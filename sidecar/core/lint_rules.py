@@ -149,9 +149,10 @@ def dangling_target(ctx: Context) -> Iterator[Hit]:
 
 def ambiguous_link(ctx: Context) -> Iterator[Hit]:
     for e in ctx.edges():
-        if e.state == "ambiguous":
+        if len(e.candidates) > 1:
             names = ", ".join(e.candidates)
-            yield Hit(e.source, e.line, f"'{e.raw}' matches {len(e.candidates)} notes: {names}",
+            opens = f"; Obsidian opens {e.target}" if e.target else ""
+            yield Hit(e.source, e.line, f"'{e.raw}' matches {len(e.candidates)} notes: {names}{opens}",
                       e.raw, e.relation, f"write the path, e.g. {ctx.link(e.candidates[0])}",
                       e.candidates)  # fmt: skip
 

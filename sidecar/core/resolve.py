@@ -2,8 +2,8 @@
 
 Order for a wikilink: vault path (case-insensitive, ``.md`` optional), then a unique basename,
 then a unique alias or frontmatter ``id``. A basename shared by several notes is narrowed by the
-path suffix written in the link; if that still leaves several, the link is *ambiguous* and the
-candidates are reported rather than one guessed. Markdown links resolve relative to the source's
+path suffix written in the link; if that still leaves several, the link goes where Obsidian
+goes (``obsidian_choice``) and keeps its candidates, so lint still reports it as ambiguous. Markdown links resolve relative to the source's
 folder first, then from the vault root. Dendron writes ``[[Label|note.name]]`` (label first): when
 the written target does not resolve and the label does, the label is the target.
 """
@@ -140,7 +140,7 @@ class Catalog:
         if found is None:
             found = self._by_name(target, source)
         if found.target == source:
-            return Resolution(source, "self")
+            return Resolution(source, "self", found.candidates)
         return found
 
     def _is_dotted_note(self, target: str) -> bool:
@@ -166,7 +166,9 @@ class Catalog:
         keys = dict.fromkeys([written, _strip_ext(written)])
         for key in keys:
             hit = self.paths.get(key)
-            if hit is not None:
+            # A bare name that is also a root note's path is still a name several notes may
+            # share: Obsidian prefers the linking note's folder over the root.
+            if hit is not None and ("/" in key or len(self.basenames.get(key, ())) < 2):
                 return Resolution(hit, "valid")
         for key in keys:
             found = self._unique(self.basenames.get(posixpath.basename(key), []), key, source)
@@ -180,10 +182,20 @@ class Catalog:
             return Resolution(None, "broken")
         if len(candidates) == 1:
             return Resolution(candidates[0], "valid")
-        narrowed = [c for c in candidates if _strip_ext(_nfc(c)).lower().endswith("/" + key)]
+        stems = {c: _strip_ext(_nfc(c)).lower() for c in candidates}
+        narrowed = [c for c in candidates if stems[c] == key or stems[c].endswith("/" + key)]
         if len(narrowed) == 1:
             return Resolution(narrowed[0], "valid")
-        return Resolution(None, "ambiguous", tuple(sorted(candidates)))
+        pool = narrowed or candidates
+        return Resolution(obsidian_choice(pool, source), "valid", tuple(sorted(pool)))
+
+
+def obsidian_choice(candidates: Iterable[str], source: str) -> str:
+    """The note Obsidian opens for a name several notes share: the one in the linking note's
+    own folder, else the one with the shortest path (``README.md``, "How links resolve")."""
+    folder = posixpath.dirname(source)
+    pool = sorted(candidates, key=lambda p: (len(p), p))
+    return next((p for p in pool if posixpath.dirname(p) == folder), pool[0])
 
 
 def lookup_keys(note: NoteKey) -> set[str]:

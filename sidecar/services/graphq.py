@@ -56,13 +56,13 @@ class GraphQueries:
                 return lowered[cand]
         link = LinkRef(text, "", "link", text, "", True, False, False, 0, "")
         res = self.state.catalog.resolve(link, "")
-        if res.state == "valid" and res.target:
-            return res.target
-        if res.state == "ambiguous":
+        if len(res.candidates) > 1:  # a name typed as a query, not a link: ask which
             raise NoteNotFound(
                 f"'{arg}' names several notes: {', '.join(res.candidates)}",
                 {"candidates": list(res.candidates)},
             )
+        if res.state == "valid" and res.target:
+            return res.target
         raise NoteNotFound(f"no note '{arg}'{self._suggest(text)}", {"close": self._close(text)})
 
     def _as_vault_path(self, text: str) -> str:

@@ -133,7 +133,7 @@ class IndexState:
         c = self.graph.states
         return {
             "total": sum(c.values()),
-            "resolved": c["valid"],
+            "resolved": c["valid"],  # ambiguous names included: they resolve as in Obsidian
             "broken": c["broken"],
             "ambiguous": c["ambiguous"],
             "attachments": c["attachment"],
