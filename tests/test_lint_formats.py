@@ -102,7 +102,7 @@ def test_text_groups_by_note_and_colours_only_when_asked(findings: list[Finding]
     plain = render_text(findings, summarize(findings))
     assert "\x1b[" not in plain
     assert plain.splitlines()[0] == "A.md"
-    assert re.search(r"^\s+fm\s+error\s+supersedes_cycle", plain, re.M)
+    assert re.search(r"^\s+\d+\s+error\s+supersedes_cycle", plain, re.M)  # a property's line
     assert plain.splitlines()[-1].startswith(f"{len(findings)} findings in 5 notes")
     assert "\x1b[31m" in render_text(findings, summarize(findings), color=True)
 

@@ -46,3 +46,20 @@ def test_a_note_with_nothing_but_a_name_is_one_chunk_and_body_notes_get_none_ext
     assert [c.text for c in body.chunks] == ["Just text."]
     titled = parse_note("file-name.md", "---\ntitle: Real Title\n---\nBody.\n", "0")
     assert [c.text for c in titled.chunks] == ["Body.", "file-name"]
+
+
+def test_property_links_carry_their_line_and_the_property_as_context(tmp_path: Path) -> None:
+    """kepano: ``backlinks Movies`` shows each movie's ``categories:`` item, line and text."""
+    vault = tmp_path / "vault"
+    shutil.copytree(corpus("kepano-obsidian"), vault)
+    env = {"SIDECAR_DATA_DIR": str(tmp_path / "data")}
+    out = sidecar("backlinks", "Movies", "--json", "--vault", str(vault), env=env)
+    assert out.returncode == 0, out.stderr
+    rows = {r["source"]: r for r in json.loads(out.stdout)["backlinks"]}
+    blade = rows["References/Blade Runner.md"]
+    assert (blade["relation"], blade["line"]) == ("categories", 3)
+    assert blade["context"] == 'categories: - "[[Movies]]"'
+    lines = (vault / "References" / "Blade Runner.md").read_text("utf-8").splitlines()
+    assert lines[blade["line"] - 1] == '  - "[[Movies]]"'
+    text = sidecar("backlinks", "Movies", "--vault", str(vault), env=env).stdout
+    assert "categories" in text and '"[[Movies]]"' in text

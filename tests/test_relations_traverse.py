@@ -80,7 +80,7 @@ def test_typed_traversal_forward_follows_every_spelling(call: Callable[..., Call
     assert paths(out) == [("Api.md", 1), ("Db.md", 2)]
     db = out["nodes"][1]["via"]
     assert db["source"] == "Api.md" and db["relation"] == "depends_on"
-    assert db["stated"] == [{"path": "Db.md", "relation": "required_by", "line": 0}]
+    assert db["stated"] == [{"path": "Db.md", "relation": "required_by", "line": 2}]
 
 
 def test_typed_traversal_backward_by_inverse_flag_or_inverse_name(
@@ -116,8 +116,8 @@ def test_both_styles_give_the_same_facts(call: Callable[..., Call], files: dict[
 def test_a_fact_stated_from_both_ends_lists_both_edges(call: Callable[..., Call]) -> None:
     out = call(MIXED)("graph.traverse", {"note": "A2", "relation": "supersedes"})
     assert out["nodes"][0]["via"]["stated"] == [
-        {"path": "A2.md", "relation": "supersedes", "line": 0},
-        {"path": "A1.md", "relation": "superseded_by", "line": 0},
+        {"path": "A2.md", "relation": "supersedes", "line": 2},
+        {"path": "A1.md", "relation": "superseded_by", "line": 2},
     ]
 
 

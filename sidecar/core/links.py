@@ -10,7 +10,14 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
 
+import yaml
+
 from sidecar.core.model import LinkRef
+
+try:  # the C loader, as frontmatter.py
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on the PyYAML build
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _LINK_SHAPED_WIKI = re.compile(r"^\s*!?\[\[([^\[\]\n]+)\]\]\s*$")
@@ -52,22 +59,84 @@ def normalise_relation(key: str) -> str:
     return re.sub(r"[\s-]+", "_", key.strip().lower())
 
 
-def frontmatter_links(data: dict[str, Any]) -> Iterator[LinkRef]:
-    """Typed edges from a ``relations:`` mapping and from whole-value link-shaped keys."""
+def frontmatter_links(
+    data: dict[str, Any], raw: str = "", first_line: int = 2
+) -> Iterator[LinkRef]:
+    """Typed edges from a ``relations:`` mapping and from whole-value link-shaped keys.
+
+    With the frontmatter's YAML text (``raw``, whose first line is line ``first_line`` of the
+    file), each link carries the line of its list item (or of its key) and that property as
+    context, ``categories: - "[[Movies]]"``; without it, line 0."""
+    places = _Places(raw, first_line)
     relations = data.get("relations")
     if isinstance(relations, dict):
         for key, value in relations.items():
-            for item in _values(value):
+            for i, item in enumerate(_values(value)):
                 link = _shaped(item, normalise_relation(str(key)), bare_ok=True)
                 if link is not None:
-                    yield link
+                    yield places.at(link, "relations", str(key), i, value)
     for key, value in data.items():
         if key.lower() in NOT_RELATIONS:
             continue
         items = list(_values(value))
         links = [_shaped(item, normalise_relation(key), bare_ok=False) for item in items]
         if items and all(link is not None for link in links):
-            yield from (link for link in links if link is not None)
+            for i, link in enumerate(links):
+                if link is not None:
+                    yield places.at(link, key, None, i, value)
+
+
+class _Places:
+    """Lines of properties and their list items, read from the YAML's node marks on first use
+    (a second, node-only pass of the C loader, for notes whose properties hold links)."""
+
+    def __init__(self, raw: str, first_line: int) -> None:
+        self.raw = raw
+        self.first_line = first_line
+        self._lines: dict[tuple[str, ...], int] | None = None
+
+    def at(self, link: LinkRef, key: str, sub: str | None, i: int, value: Any) -> LinkRef:
+        if not self.raw:
+            return link
+        if self._lines is None:
+            self._lines = property_lines(self.raw)
+        path = (key,) if sub is None else (key, sub)
+        key_line = self._lines.get(path)
+        if key_line is None:
+            return link
+        item_line = (
+            self._lines.get((*path, str(i)), key_line) if isinstance(value, list) else key_line
+        )
+        text = self.raw.split("\n")
+        context = text[key_line].strip()
+        if item_line != key_line and item_line < len(text):
+            context = f"{context} {text[item_line].strip()}"
+        return LinkRef(link.target, link.anchor, link.relation, link.text, link.label,
+                       link.wikilink, link.embed, link.markdown, item_line + self.first_line,
+                       context[:400])  # fmt: skip
+
+
+def property_lines(raw: str) -> dict[tuple[str, ...], int]:
+    """0-based lines in ``raw`` of each top-level key, its list items (``(key, "0")``), and
+    one level of nested keys and their items (``relations: {supersedes: [...]}``)."""
+    try:
+        root = yaml.compose(raw, Loader=_Loader)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        return {}
+    out: dict[tuple[str, ...], int] = {}
+
+    def walk(node: Any, path: tuple[str, ...], depth: int) -> None:
+        if isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                out[(*path, str(i))] = item.start_mark.line
+        elif isinstance(node, yaml.MappingNode) and depth < 2:
+            for k, v in node.value:
+                key = (*path, str(k.value))
+                out[key] = k.start_mark.line
+                walk(v, key, depth + 1)
+
+    walk(root, (), 0)
+    return out
 
 
 def _values(value: Any) -> Iterator[str]:

@@ -34,7 +34,7 @@ def parse_note(
     tags.update(dict.fromkeys(scanned.tags))
     aliases = string_list(data.get("aliases", data.get("alias")))
     note_id = data.get("id")
-    links = (*frontmatter_links(data), *scanned.links)
+    links = (*frontmatter_links(data, fm.raw), *scanned.links)
     chunks = make_chunks(path, title, scanned.headings, scanned.blocks, options)
     stem = posixpath.splitext(posixpath.basename(path))[0]
     props = property_chunk(path, title, stem, aliases, data, len(chunks),
