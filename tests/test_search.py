@@ -256,7 +256,7 @@ def test_model_change_clears_vectors(make_vault: VaultFactory, tmp_path: Path) -
     root = make_vault(NOTES)
     s = Services.open(root, tmp_path / "idx4", embedder=TinyEmbedder(64))
     s.reindex()
-    assert s.embed_stage.run() == 5
+    assert s.embed_stage.run() == 7  # five notes, two with properties (their own chunk)
     s.close()
 
     other = TinyEmbedder(64)
@@ -264,7 +264,7 @@ def test_model_change_clears_vectors(make_vault: VaultFactory, tmp_path: Path) -
     s = Services.open(root, tmp_path / "idx4", embedder=other)
     try:
         assert len(s.vectors) == 0  # not loaded: they belong to another model
-        assert s.embed_stage.run() == 5
+        assert s.embed_stage.run() == 7
         assert s.store.model_id == "other-tiny"
     finally:
         s.close()

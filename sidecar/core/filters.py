@@ -87,7 +87,9 @@ def tag_matches(tags: Sequence[str], wanted: str) -> bool:
 
 
 def path_matches(path: str, prefix: str) -> bool:
-    prefix = prefix.strip().lstrip("./")
+    """``--path``: a folder or path prefix, ignoring case (as link resolution does)."""
+    prefix = prefix.strip().lstrip("./").lower()
+    path = path.lower()
     return (
         not prefix
         or path == prefix

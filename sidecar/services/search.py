@@ -13,13 +13,14 @@ import datetime as dt
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 
 from sidecar.core import ranking
 from sidecar.core.filters import Filter, matches, path_matches, tag_matches
+from sidecar.core.query_syntax import SearchQuery, Term, file_holds, parse_query, path_holds
 from sidecar.core.ranking import (
     HYBRID_K,
     HYBRID_WEIGHTS,
@@ -37,7 +38,7 @@ from sidecar.services.edges import EdgeService
 from sidecar.services.graph_rank import Candidate, GraphOptions, Stale
 from sidecar.services.search_graph import GraphStage
 from sidecar.services.state import IndexState
-from sidecar.store.chunk_search import chunk_rows, fts_search
+from sidecar.store.chunk_search import chunk_rows, fts_search, prefix_paths
 from sidecar.store.lance import IndexStore, sql_str
 from sidecar.store.vectors import VectorIndex
 
@@ -88,7 +89,13 @@ class SearchService:
         out: dict[str, Any] = {"query": q.text, "mode": q.mode, "results": []}
         if q.mode == "edge":
             return {**out, "graph_context": [], "edge_results": self.edges.search(q.text, q.limit)}
-        allowed = self._allowed(q)
+        parsed = parse_query(q.text)
+        allowed = self._allowed(q, parsed)
+        if parsed.filters and not parsed.rank.strip():  # only filters: list what they keep
+            out["results"] = self._listed(allowed, q)
+            out["graph_context"], out["edge_results"] = [], []
+            return out
+        q = replace(q, text=parsed.rank)
         n = max(q.limit * OVERFETCH, 50)
         rows: dict[str, dict[str, Any]] = {}  # chunk rows the lexical search already read
         # The two legs run at once: BM25 in LanceDB's native code on a thread of its own, the
@@ -126,16 +133,57 @@ class SearchService:
 
     # -- candidate lists ----------------------------------------------------------------------
 
-    def _allowed(self, q: Query) -> set[str] | None:
-        if not (q.path or q.tags or q.filters):
+    def _allowed(self, q: Query, parsed: SearchQuery | None = None) -> set[str] | None:
+        clauses = parsed.clauses if parsed is not None else ()
+        if not (q.path or q.tags or q.filters or clauses):
             return None
         with self.state.lock:
-            return {
+            allowed = {
                 p for p, n in self.state.notes.items()
                 if path_matches(p, q.path)
                 and all(tag_matches(n.tags, t) for t in q.tags)
                 and all(matches(n.frontmatter, f) for f in q.filters)
             }  # fmt: skip
+            tags = {p: self.state.notes[p].tags for p in allowed}
+        for clause in clauses:
+            allowed &= self._clause(clause, allowed, tags)
+        return allowed
+
+    def _clause(
+        self, clause: tuple[Term, ...], notes: set[str], tags: dict[str, tuple[str, ...]]
+    ) -> set[str]:
+        """The notes among ``notes`` for which any of the clause's terms holds."""
+        out: set[str] = set()
+        for term in clause:
+            if term.kind == "tag":
+                hit = {p for p in notes if tag_matches(tags[p], term.value)}
+            elif term.kind == "path":
+                hit = {p for p in notes if path_holds(p, term.value)}
+            elif term.kind == "file":
+                hit = {p for p in notes if file_holds(p, term.value)}
+            elif term.kind == "prefix":
+                hit = prefix_paths(self.store, term.value) & notes
+            else:  # a word or a phrase: the notes whose text holds it (FTS, in word order)
+                hit = self._holding(term.value) & notes
+            out |= (notes - hit) if term.negated else hit
+        return out
+
+    def _holding(self, text: str) -> set[str]:
+        words = _TERM.findall(text)
+        if not words:
+            return set()
+        query = f'"{" ".join(words)}"' if len(words) > 1 else words[0]
+        every = self.store.chunks.count_rows()
+        return {h.path for h in fts_search(self.store, query, max(every, 1))}
+
+    def _listed(self, allowed: set[str] | None, q: Query) -> list[dict[str, Any]]:
+        """A query of filters alone ranks nothing: its notes in path order, as Obsidian lists."""
+        paths = sorted(allowed or ())[: q.limit]
+        rows = chunk_rows(self.store, [f"{p}#0" for p in paths])
+        return [{"path": p, "chunk_id": f"{p}#0", "heading": r["heading"],
+                 "start_line": r["start_line"], "end_line": r["end_line"],
+                 "snippet": snippet(r["text"], ""), "score": 0.0, "confidence": 0.0}
+                for p in paths if (r := rows.get(f"{p}#0")) is not None]  # fmt: skip
 
     def _lexical(
         self,

@@ -7,6 +7,7 @@ positions so phrase queries work. Rows added after the index was built are searc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -92,6 +93,19 @@ def term_chunks(store: IndexStore, term: str, cap: int) -> list[tuple[str, str]]
     q = store.chunks.search(term, query_type="fts", fts_columns=FTS_COLUMN)
     rows = q.select(["chunk_id", "path", "_score"]).limit(cap).to_list()
     return [(r["chunk_id"], r["path"]) for r in rows]
+
+
+def prefix_paths(store: IndexStore, prefix: str) -> set[str]:
+    """Notes with a word starting with ``prefix`` (``term*``): the FTS index has no prefix
+    query, so a LIKE scan in LanceDB narrows the chunks and a word-boundary test decides."""
+    stem = prefix.lower()
+    if not stem or store.chunks.count_rows() == 0:
+        return set()
+    like = stem.replace("'", "''").replace("%", "").replace("_", "\\_")
+    rows = (store.chunks.search().where(f"lower(search_text) LIKE '%{like}%'")
+            .select(["path", "search_text"]).limit(store.chunks.count_rows()).to_list())  # fmt: skip
+    word = re.compile(rf"(?<!\w){re.escape(stem)}", re.IGNORECASE)
+    return {r["path"] for r in rows if word.search(r["search_text"] or "")}
 
 
 def _fts_query(query: str) -> str:
