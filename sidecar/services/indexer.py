@@ -7,13 +7,8 @@ the rest indexes.
 
 from __future__ import annotations
 
-import logging
-import multiprocessing
-import os
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,38 +22,6 @@ from sidecar.store.lance import IndexStore
 from sidecar.store.vaultfs import NoteFile, Vault
 
 Progress = Callable[[int, int], None]
-log = logging.getLogger(__name__)
-# marko parses ~1-4 ms a note: below this many notes, starting parser processes costs more than
-# it saves. Above it, each core parses a share (dendron-site's cold index: docs/benchmarks.md).
-PARALLEL_PARSE_NOTES = 300
-_BATCH = 64
-
-
-def _parse_workers(notes: int) -> int:
-    if notes < PARALLEL_PARSE_NOTES:
-        return 1
-    return max(1, min(len(os.sched_getaffinity(0)), 8))
-
-
-def _parse_batch(jobs: list[tuple[str, str, str]], options: ChunkOptions) -> list[ParsedNote]:
-    return [parse_note(path, text, digest, options) for path, text, digest in jobs]
-
-
-def _parse_in_pool(
-    jobs: list[tuple[str, str, str]], workers: int, options: ChunkOptions,
-    progress: Progress | None,
-) -> list[ParsedNote]:  # fmt: skip
-    """Batches of notes parsed by ``workers`` fresh processes (spawned: forking a daemon that
-    runs threads could copy a held lock), in the order given."""
-    batches = [jobs[i : i + _BATCH] for i in range(0, len(jobs), _BATCH)]
-    out: list[ParsedNote] = []
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        for parsed in pool.map(_parse_batch, batches, [options] * len(batches)):
-            out.extend(parsed)
-            if progress is not None:
-                progress(len(out), len(jobs))
-    return out
 
 
 @dataclass(slots=True)
@@ -195,18 +158,13 @@ class Indexer:
         progress: Progress | None,
     ) -> list[ParsedNote]:
         paths = list(paths)
-        jobs = [(p, files[p].text or "", hashes[p]) for p in paths]
-        workers = _parse_workers(len(jobs))
-        if workers > 1:
-            try:
-                return _parse_in_pool(jobs, workers, self.chunk_options, progress)
-            except (OSError, BrokenProcessPool) as exc:  # no processes to be had: parse here
-                log.warning("parallel parse unavailable (%s); parsing in-process", exc)
         out = []
-        for i, (path, text, digest) in enumerate(jobs):
-            out.append(parse_note(path, text, digest, self.chunk_options))
-            if progress is not None and (i % 50 == 0 or i == len(jobs) - 1):
-                progress(i + 1, len(jobs))
+        for i, path in enumerate(paths):
+            text = files[path].text
+            assert text is not None
+            out.append(parse_note(path, text, hashes[path], self.chunk_options))
+            if progress is not None and (i % 50 == 0 or i == len(paths) - 1):
+                progress(i + 1, len(paths))
         return out
 
     @staticmethod
