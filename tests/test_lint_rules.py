@@ -73,7 +73,7 @@ def test_unknown_relation_once_per_note_and_key_with_a_suggestion() -> None:
     found = run({"A.md": fm(supercedes=["B", "C"], categories="B"), "B.md": "", "C.md": ""},
                 "unknown_relation")  # fmt: skip
     assert [(f.note, f.relation, f.line, f.severity) for f in found] == [
-        ("A.md", "supercedes", 0, "info")
+        ("A.md", "supercedes", 2, "info")  # the property's line
     ]
     assert "did you mean 'supersedes'" in found[0].fix
 
@@ -89,13 +89,13 @@ def test_user_defined_relations_are_known() -> None:
 def test_dangling_target_in_body_and_frontmatter() -> None:
     found = run({"A.md": fm(depends_on="Gone") + "\nText [[Missing]].\n"}, "dangling_target")
     assert [(f.line, f.relation, f.target) for f in found] == [
-        (0, "depends_on", "Gone"), (5, "link", "Missing")]  # fmt: skip
+        (2, "depends_on", "Gone"), (5, "link", "Missing")]  # fmt: skip
 
 
 def test_self_edge_typed_and_bare_but_not_own_heading() -> None:
     files = {"A.md": fm(supersedes="A") + "# A\n\n[[A]] and [[A#A]] and [[#A]]\n"}
     found = run(files, "self_edge")
-    assert [(f.relation, f.line) for f in found] == [("supersedes", 0), ("link", 6)]
+    assert [(f.relation, f.line) for f in found] == [("supersedes", 2), ("link", 6)]
 
 
 def test_supersedes_cycle_of_three_is_one_finding() -> None:
