@@ -123,6 +123,6 @@ def test_in_process_commands_use_the_configured_model(vault: Path) -> None:
     env = {"SIDECAR_EMBED_MODEL": "tiny:32"}
     r = sidecar("index", "--vault", str(vault), "--json", env=env)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["embedded"] == 14
+    assert json.loads(r.stdout)["embedded"] == 22  # 14 body chunks and 8 notes' properties
     status = json.loads(sidecar("status", "--vault", str(vault), "--json", env=env).stdout)
-    assert (status["model"], status["pending"], status["vectors"]) == ("tiny-hash-32", 0, 14)
+    assert (status["model"], status["pending"], status["vectors"]) == ("tiny-hash-32", 0, 22)
