@@ -134,7 +134,7 @@ def test_editor_methods_read_only(
         ("B.md", 2, True), ("B.md", None, True), (None, None, None)]  # fmt: skip
     refs = r.call(s, "note.references", {"note": "B"})["references"]
     assert [(x["source"], x["line"], x["relation"]) for x in refs] == [
-        ("A.md", 0, "supersedes"),
+        ("A.md", 2, "supersedes"),
         ("A.md", 5, "link"),
         ("A.md", 5, "link"),
         ("C.md", 1, "link"),
