@@ -28,3 +28,17 @@ def test_edits_leave_every_other_byte_alone() -> None:
     text = "a\r\nbb [[X]]\r\nccc\n\rd"
     out = apply_edits(text, [Edit(1, 5, 6, "Yz"), Edit(4, 0, 1, "D")])
     assert out == "a\r\nbb [[Yz]]\r\nccc\n\rD"
+
+
+def test_a_link_in_a_nested_list_item_is_renamed() -> None:
+    """Four spaces in, under a list item, a line is the item's text; read alone it is an
+    indented code block, and the rename (from ``note.move``, and the LSP's) missed its link
+    (dendron-site: ``dendron.tutorial.conclusion`` kept linking ``dendron.topic.hooks``)."""
+    text = "- Extending\n    - Learn how to [[Hooks|dendron://site/dendron.topic.hooks]].\n"
+    ref = {"line": 2, "target": "dendron.topic.hooks", "swapped": True}
+    assert renamed(text, "a.md", [ref], "dendron.topic.hooks.md", "dendron.topic.lifecycle.md") == (
+        "- Extending\n    - Learn how to [[Hooks|dendron://site/dendron.topic.lifecycle]].\n"
+    )
+    code = "text\n\n    [[dendron.topic.hooks]] is code here\n"
+    ref = {"line": 3, "target": "dendron.topic.hooks", "swapped": False}
+    assert renamed(code, "a.md", [ref], "dendron.topic.hooks.md", "x.md") == code

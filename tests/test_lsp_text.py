@@ -9,7 +9,7 @@ from pathlib import Path
 from sidecar.api import build_registry
 from sidecar.core import link_edits as e
 from sidecar.core.fix import add_relation
-from sidecar.core.link_spans import headings, link_at, links_on, split_lines
+from sidecar.core.link_spans import headings, link_at, links_in, links_on, split_lines
 from sidecar.lsp import complete
 from sidecar.lsp.names import Names
 from sidecar.services.context import Services
@@ -30,6 +30,14 @@ def test_links_on_a_line_split_into_parts() -> None:
 def test_links_in_code_are_not_links() -> None:
     assert [x.name.text for x in links_on(0, "`[[Not]]` but [[Yes]]")] == ["Yes"]
     assert link_at(["x [[A]] y"], 0, 3) is not None and link_at(["x [[A]] y"], 0, 8) is None
+
+
+def test_a_frontmatter_link_four_spaces_in_is_a_link() -> None:
+    """A frontmatter line is YAML, read alone: its indentation makes no code block."""
+    lines = split_lines('---\nrelated:\n    - "[[Deep]]"\n---\nbody\n')
+    assert [(x.line, x.name.text, lines[x.line][x.start : x.end]) for x in links_in(lines)] == [
+        (2, "Deep", "[[Deep]]")
+    ]
 
 
 def test_headings_after_frontmatter() -> None:

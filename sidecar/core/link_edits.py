@@ -1,7 +1,7 @@
 """Text edits for renames and fixes, as pure values: the language server turns them into a
 WorkspaceEdit (the editor applies it, and can undo it), ``note.move`` applies them to the files
 (``apply_edits``). Each reference the daemon reports (source, line, the name as written) is
-located on its line with ``link_spans.links_on``, and
+located on its line among the links the note's parse finds (``link_spans.line_links``), and
 only the part naming the note or heading is replaced, in the style it was written: a bare name
 stays bare, a path stays a path, ``.md`` and URL-encoding are kept, a link through an alias is
 left alone (the alias still resolves).
@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 from sidecar.core.anchors import anchor_key, heading_key
-from sidecar.core.link_spans import LinkAt, Part, frontmatter_end, links_on
+from sidecar.core.link_spans import LinkAt, Part, frontmatter_end, line_links, links_in
 from sidecar.core.markdown import slugify
 
 
@@ -62,7 +62,7 @@ def locate(lines: Sequence[str], ref: Mapping[str, Any]) -> list[LinkAt]:
     found = []
     for i in rows:
         if 0 <= i < len(lines):
-            for link in links_on(i, lines[i]):
+            for link in line_links(lines, i):
                 part = _name_part(link, bool(ref.get("swapped")))
                 if part is not None and part.text.strip().lower() == wanted:
                     found.append(link)
@@ -140,16 +140,16 @@ def rename_heading_edits(
 def local_anchor_edits(lines: Sequence[str], old: str, new: str) -> list[Edit]:
     """``[[#old]]`` links inside the note itself (navigation, not edges in the index)."""
     out = []
-    for i, line in enumerate(lines):
-        for link in links_on(i, line) if "[[#" in line else ():
-            anchor = link.anchor
-            if (
-                link.wikilink
-                and not link.name.text
-                and anchor is not None
-                and (anchor_key(anchor.text) == heading_key(old))
-            ):
-                out.append(Edit(i, anchor.start, anchor.end, new_anchor(anchor.text, old, new)))
+    for link in links_in(lines) if any("[[#" in line for line in lines) else ():
+        anchor = link.anchor
+        if (
+            link.wikilink
+            and not link.name.text
+            and anchor is not None
+            and (anchor_key(anchor.text) == heading_key(old))
+        ):
+            out.append(Edit(link.line, anchor.start, anchor.end,
+                            new_anchor(anchor.text, old, new)))  # fmt: skip
     return out
 
 

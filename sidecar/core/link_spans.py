@@ -12,6 +12,7 @@ Columns are code points; the server converts to the client's encoding at the edg
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -81,15 +82,30 @@ def links_in(lines: Sequence[str]) -> Iterator[LinkAt]:
             yield link
 
 
+def line_links(lines: Sequence[str], i: int) -> list[LinkAt]:
+    """The links on line ``i`` (0-based) as the document reads them: a line read alone can read
+    otherwise (four spaces in, under a list item, it would be an indented code block)."""
+    return [link for link in _document_links(tuple(lines)) if link.line == i]
+
+
+@functools.lru_cache(maxsize=8)
+def _document_links(lines: tuple[str, ...]) -> tuple[LinkAt, ...]:
+    # A rename asks for each of a note's references in turn: one parse of the note serves all.
+    return tuple(links_in(lines))
+
+
 def _body_start(lines: Sequence[str]) -> int:
     end = frontmatter_end(lines)
     return end + 1 if end else 0
 
 
 def links_on(i: int, line: str) -> Iterator[LinkAt]:
-    """The links on one line read alone (a frontmatter value, or a line the index named)."""
-    for start, _ in parse_body(normalise(line)).link_spans:
-        link = _link_at_column(i, line, start)
+    """The links on one line read alone (a frontmatter value): as text, so its indentation
+    makes no code block."""
+    text = line.lstrip(" \t")
+    indent = len(line) - len(text)
+    for start, _ in parse_body(normalise(text)).link_spans:
+        link = _link_at_column(i, line, indent + start)
         if link is not None:
             yield link
 

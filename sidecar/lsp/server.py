@@ -15,7 +15,7 @@ from typing import Any
 from lsprotocol import types as t
 from pygls.lsp.server import LanguageServer
 
-from sidecar.core.link_spans import LinkAt, frontmatter_end, links_on, split_lines
+from sidecar.core.link_spans import LinkAt, frontmatter_end, line_links, split_lines
 from sidecar.errors import SidecarError
 from sidecar.lsp.vault import Vault
 from sidecar.lsp.vaults import Vaults
@@ -146,7 +146,7 @@ def finding_link(lines: Sequence[str], finding: dict[str, Any]) -> LinkAt | None
     for i in rows:
         if not 0 <= i < len(lines):
             continue
-        found = list(links_on(i, lines[i]))
+        found = line_links(lines, i)
         for link in found:
             names = {link.name.text.lower(), (link.label_name.text.lower()
                                               if link.label_name else "")}  # fmt: skip
