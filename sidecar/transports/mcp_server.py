@@ -31,7 +31,7 @@ from typing import IO, Any, Protocol
 from sidecar import __version__
 from sidecar.errors import DaemonUnreachable, MethodNotFound, SidecarError, UsageError
 from sidecar.transports.jsonrpc import handle_line
-from sidecar.transports.mcp_pages import MAX_REPLY_CHARS, Pages, size
+from sidecar.transports.mcp_pages import MAX_REPLY_CHARS, Pages
 from sidecar.transports.mcp_render import render
 from sidecar.transports.mcp_tools import Tool, tool_name
 
@@ -208,7 +208,10 @@ def _reply(method: str, result: Any) -> dict[str, Any]:
 
 
 def _reply_size(reply: dict[str, Any]) -> int:
-    return len(reply["content"][0]["text"]) + size(reply.get("structuredContent"))
+    """Counted as a client's plain ``json.dumps`` would (spaces, ``\\u`` escapes): the larger
+    count, so no client measures a reply over the bound (the compact count let a 37k-character
+    ``graph_dangling`` on dendron-site through at 76.7k by the test's count)."""
+    return len(reply["content"][0]["text"]) + len(json.dumps(reply.get("structuredContent")))
 
 
 def _tool_error(error: dict[str, Any]) -> dict[str, Any]:
