@@ -10,7 +10,7 @@ def test_chunks_follow_headings_with_breadcrumbs_and_lines() -> None:
         ("n.md#0", "A", 5, 5, "alpha"),
         ("n.md#1", "A > B", 8, 10, "beta one\n\nbeta two"),
         ("n.md#2", "C", 12, 12, "gamma"),
-        ("n.md#3", "", 1, 3, "n"),  # the properties' chunk: the file name, as it is not the title
+        ("n.md#properties", "", 1, 3, "n"),  # the file name: it is not the title
     ]
 
 

@@ -129,6 +129,15 @@ def _overlap(text: str, limit: int) -> str:
 
 
 # Keys whose values say nothing a reader would search for: styling, and Dendron's random ids.
+# The properties' chunk is named, not numbered (``Note.md#properties``): what the note is
+# (its name and properties) is told apart from what it says wherever a chunk id is at hand.
+PROPERTIES_ID = "properties"
+
+
+def is_properties(chunk_id: str) -> bool:
+    return chunk_id.rsplit("#", 1)[-1] == PROPERTIES_ID
+
+
 _QUIET_KEYS = frozenset({"cssclasses", "cssclass", "id", "position"})
 _WIKI_VALUE = re.compile(r"!?\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
 _MD_VALUE = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
@@ -166,7 +175,7 @@ def property_chunk(
     if not parts and has_body:
         return None
     text = "\n".join(parts)[: options.max_chars]
-    return Chunk(f"{path}#{seq}", path, seq, "", lines[0], lines[1], text or title,
+    return Chunk(f"{path}#{PROPERTIES_ID}", path, seq, "", lines[0], lines[1], text or title,
                  chunk_hash(title, "", text or title), embedding_input(title, "", text))  # fmt: skip
 
 

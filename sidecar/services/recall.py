@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sidecar.core.chunks import is_properties
 from sidecar.core.relations import Taxonomy
 from sidecar.core.relevance import (
     Evidence,
@@ -174,17 +175,19 @@ def _notes(services: Services, text: str, words: list[str], opts: RecallOptions,
 
 def _word_chunks(services: Services, paths: set[str], words: list[str],
                  counts: dict[str, WordHits], weights: dict[str, float]) -> dict[str, dict[str, Any]]:  # fmt: skip
-    """Per note, the row of its chunk holding most of the prompt's rare words."""
-    best: dict[str, tuple[float, str]] = {}
+    """Per note, the row of its chunk holding most of the prompt's rare words: of its body when
+    the body holds any (the properties say what the note is, the body line is the answer)."""
+    best: dict[str, tuple[bool, float, str]] = {}
     for w in words:
         for chunk in counts[w].chunks or ():
             path = chunk.rsplit("#", 1)[0]
             if path in paths:
                 got = sum(weights[v] for v in words if chunk in (counts[v].chunks or ()))
-                if got > best.get(path, (0.0, ""))[0]:
-                    best[path] = (got, chunk)
-    top = sorted(best.values(), reverse=True)[:PASSAGE_CHUNKS]
-    found = chunk_rows(services.store, [c for _, c in top])
+                key = (not is_properties(chunk), got, chunk)
+                if key[:2] > best.get(path, (False, 0.0, ""))[:2]:
+                    best[path] = key
+    top = sorted(best.values(), key=lambda k: k[1], reverse=True)[:PASSAGE_CHUNKS]
+    found = chunk_rows(services.store, [c for _, _, c in top])
     return {row["path"]: row for row in found.values()}
 
 
