@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -168,3 +169,31 @@ def test_note_deleted_between_scan_and_read(make_vault: VaultFactory, open_servi
     r = s.reindex()
     assert r.notes == 2
     assert r.errors == [{"path": "Beta.md", "error": "deleted before it could be read"}]
+
+
+def test_an_index_read_by_another_parser_is_read_again_once(
+    make_vault: VaultFactory, tmp_path: Path
+) -> None:
+    """An index made before notes were read by marko (main's scanner: no ``[ref]`` links, no
+    properties' chunk) kept those parses for every unchanged note, so what a note holds
+    depended on when it was last edited. The first full scan by a new parser reads all again."""
+    root = make_vault({**BASE, "Ref.md": "See [the home][h].\n\n[h]: Home.md\n"})
+    s = Services.open(root, tmp_path / "idx")
+    s.reindex()
+    s.close()
+    meta = tmp_path / "idx" / "meta.json"
+    old = json.loads(meta.read_text("utf-8"))
+    old.pop("parsed_by", None)  # as an older version wrote it
+    meta.write_text(json.dumps(old), "utf-8")
+    s = Services.open(root, tmp_path / "idx")
+    try:
+        assert s.indexer.backlog() == 4  # the daemon's cold-start choice sees all of it
+        assert s.reindex().parsed == 4
+        assert s.reindex().parsed == 0
+    finally:
+        s.close()
+    s = Services.open(root, tmp_path / "idx")
+    try:
+        assert s.indexer.backlog() == 0 and s.reindex().parsed == 0
+    finally:
+        s.close()

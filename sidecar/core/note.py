@@ -11,6 +11,15 @@ from sidecar.core.links import frontmatter_links
 from sidecar.core.markdown import normalise, parse_body, split_lines
 from sidecar.core.model import ParsedNote
 
+# Bumped whenever ``parse_note`` reads a note differently: an index a different version made is
+# read again whole once (``Indexer.stale``), the vectors of unchanged chunks carried over.
+PARSER_VERSION = "marko-1"
+
+
+def parsed_by(options: ChunkOptions) -> str:
+    """What made an index's parses: this parser, with these chunk sizes."""
+    return f"{PARSER_VERSION}/{options.max_chars}/{options.overlap_chars}"
+
 
 def content_hash(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()

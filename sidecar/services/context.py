@@ -14,6 +14,7 @@ from typing import Any
 
 from sidecar.config import Settings
 from sidecar.core.chunks import ChunkOptions
+from sidecar.core.note import parsed_by
 from sidecar.embed import Embedder, load_embedder
 from sidecar.errors import VaultNotFound
 from sidecar.services.embedding import EmbedStage
@@ -92,6 +93,7 @@ class Services:
         indexer = Indexer(vault, store, state, chunk_options)
         meta = read_json(data_dir / "meta.json", {})
         indexer.failures = dict(meta.get("failures", {}))
+        indexer.stale = meta.get("parsed_by") != parsed_by(chunk_options)
         graph = GraphQueries(state, vault.root)
         stage = EmbedStage(store, vectors, embedder)
         search = SearchService(store, state, vectors, lambda: embedder, clock)
@@ -119,6 +121,8 @@ class Services:
             self.store.optimize()
         self.meta["last_indexed"] = self.clock().isoformat(timespec="seconds")
         self.meta["failures"] = self.indexer.failures
+        if not self.indexer.stale:
+            self.meta["parsed_by"] = parsed_by(self.indexer.chunk_options)
         self.meta["vault"] = str(self.vault.root)
         write_json(self.data_dir / "meta.json", self.meta)
         return report
@@ -134,6 +138,7 @@ class Services:
         self.embed_stage.rescan()  # its chunks came without hints
         self.meta = read_json(self.data_dir / "meta.json", {})
         self.indexer.failures = dict(self.meta.get("failures", {}))
+        self.indexer.stale = self.meta.get("parsed_by") != parsed_by(self.indexer.chunk_options)
 
     def drop_store_caches(self) -> None:
         """Every table opened afresh, leaving behind LanceDB's cache entries for versions no

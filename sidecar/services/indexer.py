@@ -61,6 +61,9 @@ class Indexer:
         self.state = state
         self.chunk_options = chunk_options
         self.failures: dict[str, str] = {}
+        # The index was parsed by another version (``note.parsed_by``): the next full scan
+        # reads every note, changed or not.
+        self.stale = False
 
     @profile_as("index")
     def run(
@@ -73,6 +76,7 @@ class Indexer:
         started = time.perf_counter()
         report = IndexReport()
         scope_set = frozenset(scope) if scope is not None else None
+        full = full or (self.stale and scope is None)
         disk, indexed, cand = self._candidates(full, scope_set)
         files: dict[str, NoteFile] = {}
         gone = list(cand.gone)
@@ -117,11 +121,13 @@ class Indexer:
             report.links = self.state.link_stats()
         report.edges = report.links["total"] - report.links["self"]
         report.seconds = time.perf_counter() - started
+        if scope is None:
+            self.stale = False
         return report
 
     def backlog(self) -> int:
         """How many notes a full run would read or drop: one scan of file stats, no reads."""
-        _, _, cand = self._candidates(False, None)
+        _, _, cand = self._candidates(self.stale, None)
         return len(cand.to_read) + len(cand.gone)
 
     def _candidates(
