@@ -18,6 +18,7 @@ from sidecar.core.frontmatter import load_frontmatter
 from sidecar.core.links import frontmatter_links
 from sidecar.core.lint import LintConfig, lint
 from sidecar.services.lint import apply_fixes, plan_fixes
+from sidecar.store.vaultfs import Vault
 from tests.test_lint_rules import state_of
 
 BODY = "# Note\r\n\r\nText with [[Link]] and a trailing space \n\tand a tab.\n"
@@ -152,7 +153,7 @@ def test_plan_then_apply_round_trip(tmp_path: Path) -> None:
     plan = plan_fixes(state, tmp_path, findings, "missing_inverse")
     assert [f.path for f in plan.fixes] == ["Lib.md", "Old.md"] and plan.skipped == []
     assert (tmp_path / "Old.md").read_bytes() == VAULT["Old.md"].encode()  # nothing written yet
-    assert apply_fixes(tmp_path, plan.fixes) == ["Lib.md", "Old.md"]
+    assert apply_fixes(Vault(tmp_path), plan.fixes) == ["Lib.md", "Old.md"]
     old = (tmp_path / "Old.md").read_bytes()
     assert old == (
         b'---\r\nstatus: superseded # since May\r\nsuperseded_by:\r\n  - "[[New]]"\r\n'

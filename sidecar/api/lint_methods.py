@@ -104,7 +104,7 @@ def fix(services: Services, p: FixParams) -> dict[str, Any]:
         raise UsageError(str(exc)) from None
     written: list[str] = []
     if p.write and plan.fixes:
-        written = apply_fixes(root, plan.fixes)
+        written = apply_fixes(services.vault, plan.fixes)
         services.reindex(paths=written)
     return {
         "rule": p.rule,
@@ -120,7 +120,7 @@ def fix(services: Services, p: FixParams) -> dict[str, Any]:
 def last(services: Services, p: NoParams) -> dict[str, Any]:
     from sidecar.store.files import read_json
 
-    return dict(read_json(services.data_dir / "lint-last.json", {"ran_at": None}))
+    return dict(read_json(services.files, "lint-last.json", {"ran_at": None}))
 
 
 METHODS = [

@@ -10,11 +10,12 @@ from typing import Any
 from apscheduler.triggers.cron import CronTrigger
 
 from sidecar.api.lint_methods import setup
+from sidecar.api.registry import confined
 from sidecar.core.lint_format import render_markdown
 from sidecar.errors import UsageError
 from sidecar.services.context import Services
 from sidecar.services.lint import run_lint
-from sidecar.store.files import atomic_write, write_json
+from sidecar.store.files import write_json
 
 LAST = "lint-last.json"
 
@@ -43,11 +44,12 @@ def run_scheduled(services: Services) -> dict[str, Any]:
     result = {"ran_at": now, **report.to_dict()}
     note = str(services.settings["lint.report_note"]) if services.settings else ""
     if note:  # written before the run is recorded: whoever sees the run can open its report
-        path = services.vault.abspath(note if note.endswith(".md") else note + ".md")
-        atomic_write(path, render_markdown(report.findings, report.summary, now).encode(), 0o644)
-        services.reindex(paths=[services.vault.relpath(path)])
-        result["report_note"] = services.vault.relpath(path)
-    write_json(services.data_dir / LAST, result)
+        rel = confined(note if note.endswith(".md") else note + ".md")
+        text = render_markdown(report.findings, report.summary, now).encode()
+        services.vault.write(rel, text)
+        services.reindex(paths=[rel])
+        result["report_note"] = rel
+    write_json(services.files, LAST, result)
     services.meta["lint_last_run"] = now
-    write_json(services.data_dir / "meta.json", services.meta)
+    services.save_meta()
     return result

@@ -25,7 +25,7 @@ from sidecar.services.relevance import Relevance
 from sidecar.services.search import SearchService
 from sidecar.services.state import IndexState
 from sidecar.store.chunk_search import ensure_fts_index, fts_search, load_vectors
-from sidecar.store.files import read_json, write_json
+from sidecar.store.files import Beneath, private_data_dir, read_json, write_json
 from sidecar.store.lance import IndexStore
 from sidecar.store.lock import WriterLock
 from sidecar.store.vaultfs import Vault
@@ -58,6 +58,7 @@ class Services:
     settings: Settings | None = None  # the vault's settings, for methods that read rules
     memory: MemoryService = field(init=False)  # memory entries and reminders (DESIGN 6)
     relevance: Relevance = field(default_factory=Relevance)  # what recall's gate measured
+    files: Beneath = field(init=False)  # the data dir's own files (meta.json, lint-last.json)
 
     @classmethod
     def open(
@@ -75,7 +76,8 @@ class Services:
         """Open (or create) the index; ``embedder`` defaults to the local MiniLM model, which
         is only loaded when something is embedded."""
         embedder = embedder or load_embedder("minilm")
-        lock = WriterLock(data_dir / "writer.lock").acquire()
+        files = private_data_dir(data_dir)
+        lock = WriterLock(data_dir / "writer.lock", files).acquire()
         memory_folder = memory_folder or memory_dir(vault_root)
         try:
             ignore = [*(ignore or []), *memory_ignores(vault_root, memory_folder)]
@@ -86,12 +88,12 @@ class Services:
             vectors = VectorIndex(embedder.dim)
             if store.model_id == embedder.model_id:
                 vectors.load(load_vectors(store))
-            memory = MemoryService.open(memory_folder, store.db, embedder, clock, state, vault.root)
+            memory = MemoryService.open(memory_folder, store.db, embedder, clock, state, vault_root)
         except BaseException:
             lock.release()
             raise
         indexer = Indexer(vault, store, state, chunk_options)
-        meta = read_json(data_dir / "meta.json", {})
+        meta = read_json(files, "meta.json", {})
         indexer.failures = dict(meta.get("failures", {}))
         indexer.stale = meta.get("parsed_by") != parsed_by(chunk_options)
         graph = GraphQueries(state, vault.root)
@@ -99,6 +101,7 @@ class Services:
         search = SearchService(store, state, vectors, lambda: embedder, clock)
         services = cls(vault, data_dir, store, state, indexer, graph, lock, embedder, vectors,
                        stage, search, clock, meta)  # fmt: skip
+        services.files = files
         services.memory = memory
         return services
 
@@ -124,8 +127,11 @@ class Services:
         if not self.indexer.stale:
             self.meta["parsed_by"] = parsed_by(self.indexer.chunk_options)
         self.meta["vault"] = str(self.vault.root)
-        write_json(self.data_dir / "meta.json", self.meta)
+        self.save_meta()
         return report
+
+    def save_meta(self) -> None:
+        write_json(self.files, "meta.json", self.meta)
 
     def reload(self) -> None:
         """Load the index as a restart would, after another process (the daemon's bulk-index
@@ -136,7 +142,7 @@ class Services:
         if self.store.model_id == self.embedder.model_id:
             self.vectors.load(load_vectors(self.store))
         self.embed_stage.rescan()  # its chunks came without hints
-        self.meta = read_json(self.data_dir / "meta.json", {})
+        self.meta = read_json(self.files, "meta.json", {})
         self.indexer.failures = dict(self.meta.get("failures", {}))
         self.indexer.stale = self.meta.get("parsed_by") != parsed_by(self.indexer.chunk_options)
 

@@ -20,7 +20,8 @@ from sidecar.core.lint import Finding, LintConfig, get_rule, lint, summarize
 from sidecar.core.note import content_hash
 from sidecar.core.relations import Taxonomy
 from sidecar.services.state import IndexState
-from sidecar.store.files import atomic_write
+from sidecar.store.files import Beneath
+from sidecar.store.vaultfs import Vault
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,7 @@ def _plan_one(
     names: Mapping[str, int],
 ) -> FileFix | str:
     try:
-        data = (root / path).read_bytes()
+        data = Beneath(root).read_bytes(path)
         old = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return f"cannot read: {exc}"
@@ -129,17 +130,17 @@ def _plan_one(
     return FileFix(path, old, text, tuple(findings))
 
 
-def apply_fixes(vault_root: Path, fixes: Iterable[FileFix]) -> list[str]:
-    """Write each fixed note atomically, keeping its file mode; return the paths written."""
+def apply_fixes(vault: Vault, fixes: Iterable[FileFix]) -> list[str]:
+    """Write each fixed note atomically (never through a symlink), keeping its file mode;
+    return the paths written."""
     written = []
     for fix in fixes:
-        path = vault_root / fix.path
         try:
-            current = path.read_bytes().decode("utf-8")
+            current = vault.files.read_bytes(fix.path).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
         if current != fix.old_text:
             continue  # edited since the plan was made: leave the user's version alone
-        atomic_write(path, fix.new_text.encode("utf-8"), mode=path.stat().st_mode & 0o7777)
+        vault.write(fix.path, fix.new_text.encode("utf-8"))
         written.append(fix.path)
     return written

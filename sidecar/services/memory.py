@@ -9,6 +9,7 @@ folder's ``archive/``), and every change keeps the previous text among the last 
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +22,8 @@ from sidecar.errors import NoteNotFound, SidecarError, UsageError
 from sidecar.services.memory_index import MemoryIndex, Record, embed_text
 from sidecar.services.memory_view import Viewer
 from sidecar.services.state import IndexState
-from sidecar.store.memory_files import MemoryFolder
+from sidecar.store.files import Beneath
+from sidecar.store.memory_files import MemoryFolder, vault_modes
 from sidecar.store.memory_table import MemoryTable
 
 DEFAULT_FOLDER = ".sidecar/memory"
@@ -31,6 +33,18 @@ def memory_dir(vault: Path, configured: str = DEFAULT_FOLDER) -> Path:
     """The ``memory.folder`` setting: vault-relative unless absolute (or ``~``)."""
     path = Path(configured or DEFAULT_FOLDER).expanduser()
     return path if path.is_absolute() else vault / path
+
+
+def memory_folder(vault: Path, folder: Path) -> MemoryFolder:
+    """The folder's files, reached without symlinks from the vault (when inside it) or from
+    the folder itself (one the user's own config put elsewhere), with the vault's modes."""
+    file_mode, dir_mode = vault_modes(vault)
+    folder = Path(os.path.normpath(folder))
+    for base in (vault, vault.resolve()):
+        if folder.is_relative_to(base):
+            rel = folder.relative_to(base).as_posix()
+            return MemoryFolder(Beneath(base, rel, dir_mode=dir_mode), file_mode)
+    return MemoryFolder(Beneath(folder, dir_mode=dir_mode, create_anchor=True), file_mode)
 
 
 def memory_ignores(vault: Path, folder: Path) -> list[str]:
@@ -52,7 +66,8 @@ class MemoryService:
     @classmethod
     def open(cls, folder: Path, db: Any, embedder: Embedder, clock: Callable[[], dt.datetime],
              state: IndexState, vault_root: Path) -> MemoryService:  # fmt: skip
-        index = MemoryIndex(MemoryFolder(folder), MemoryTable(db, embedder.dim), embedder, clock)
+        index = MemoryIndex(memory_folder(vault_root, folder), MemoryTable(db, embedder.dim),
+                            embedder, clock)  # fmt: skip
         index.sync()
         return cls(index, Viewer(state, vault_root.resolve()), clock)
 
@@ -79,7 +94,8 @@ class MemoryService:
         return {"entries": entries, "total": len(rows), "problems": self.problems()}
 
     def problems(self) -> list[dict[str, str]]:
-        return [{"path": p, "error": e} for p, e in sorted(self.index.problems.items())]
+        found = {**self.index.problems, **self.index.folder.problems}
+        return [{"path": p, "error": e} for p, e in sorted(found.items())]
 
     def history(self, entry_id: str) -> dict[str, Any]:
         revisions = self.index.folder.revisions(entry_id)

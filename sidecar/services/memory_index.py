@@ -91,10 +91,10 @@ class MemoryIndex:
     def sync(self) -> list[str]:
         """Bring RAM and table up to the files; the ids that changed. A missing folder (an
         unmounted drive) changes nothing: it must not read as "every entry deleted"."""
-        if not self.folder.root.is_dir():
+        if not self.folder.exists():
             return []
         chosen = self._chosen()
-        changed = [i for i, f in chosen.items() if self._refresh(f)]
+        changed = [i for i, f in chosen.items() if self._refreshed(f)]
         gone = [i for i in list(self.records) if i not in chosen]
         for entry_id in gone:
             self._forget(entry_id)
@@ -113,7 +113,7 @@ class MemoryIndex:
         """Whether ``sync`` has anything to do: stats only, no reads, no writes."""
         if self._unsaved_vectors:
             return True
-        if not self.folder.root.is_dir():
+        if not self.folder.exists():
             return False
         current = self._chosen()
         known = {r.entry.id: r.file for r in self.snapshot()}
@@ -124,6 +124,15 @@ class MemoryIndex:
                 return True
         return bool(set(known) - set(current))
 
+    def _refreshed(self, f: EntryFile) -> bool:
+        """``_refresh``, with a file that cannot be read (or its revision kept) reported as a
+        problem instead of stopping the sync of every other entry."""
+        try:
+            return self._refresh(f)
+        except SidecarError as exc:
+            self.problems[str(f.path)] = exc.message
+            return False
+
     def _refresh(self, f: EntryFile) -> bool:
         if self._bad.get(str(f.path)) == (f.mtime_ns, f.size):
             return False  # still the unreadable file already reported
@@ -132,7 +141,7 @@ class MemoryIndex:
             f.path, f.mtime_ns, f.size
         ):  # fmt: skip
             return False
-        text = self.folder.read(f.path)
+        text = self.folder.read(f)
         if text is None:
             return False
         if old is not None and old.text == text:
@@ -154,7 +163,10 @@ class MemoryIndex:
 
     def _forget(self, entry_id: str) -> None:
         old = self.records.pop(entry_id)
-        self.folder.save_revision(entry_id, old.text, _stamp(self.clock()))
+        try:
+            self.folder.save_revision(entry_id, old.text, _stamp(self.clock()))
+        except SidecarError as exc:  # the entry's text stays in the table's history only
+            _log.warning("memory: %s", exc.message)
         self.table.delete([entry_id])
 
     # -- the services' writes ---------------------------------------------------------------

@@ -16,9 +16,9 @@ turn), so the agent's next search sees them.
 from __future__ import annotations
 
 import hashlib
-import os
 import posixpath
 import re
+import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
@@ -26,9 +26,9 @@ from urllib.parse import quote, unquote
 from sidecar.core.anchors import heading_key
 from sidecar.core.link_edits import Edit, apply_edits, new_note_path, rename_note_edits
 from sidecar.core.link_spans import headings, links_in, split_lines
-from sidecar.errors import NoteNotFound, PathOutsideVault, UsageError, WriteConflict
+from sidecar.errors import NoteNotFound, PathOutsideVault, StoreError, UsageError, WriteConflict
 from sidecar.services.editor import references
-from sidecar.store.files import atomic_write
+from sidecar.store.files import UnsafePath, describe
 
 if TYPE_CHECKING:
     from sidecar.services.context import Services
@@ -136,10 +136,13 @@ def writable(services: Services, path: str) -> str:
 
 
 def _existing(services: Services, rel: str) -> Current | None:
-    path = services.vault.root / rel
-    if not os.path.lexists(path):
+    try:
+        st = services.vault.files.stat(rel)
+    except UnsafePath as exc:
+        raise UsageError(f"{rel}: {exc}; not written", {"path": rel}) from None
+    if st is None:
         return None
-    if path.is_symlink() or not path.is_file():
+    if not stat.S_ISREG(st.st_mode):
         raise UsageError(f"{rel} exists and is not a regular file: not written", {"path": rel})
     return load(services, rel)
 
@@ -161,9 +164,11 @@ def _guard(cur: Current | None, rel: str, expected_hash: str | None, overwrite: 
 
 
 def _store(services: Services, rel: str, data: bytes) -> None:
-    path = services.vault.root / rel
-    mode = os.stat(path).st_mode & 0o777 if path.exists() else 0o644
-    atomic_write(path, data, mode)
+    """Atomically, never through a symlink (``Vault.write``); a failure is one line."""
+    try:
+        services.vault.write(rel, data)
+    except OSError as exc:
+        raise StoreError(f"cannot write {rel}: {describe(exc)}", {"path": rel}) from exc
 
 
 def write(services: Services, path: str, content: str, expected_hash: str | None = None,
@@ -279,9 +284,12 @@ def move(
             planned[source] = (was, text)
     own = planned.pop(old, (cur, cur.text))[1]
     own = _follow(own, old, new, services)
-    target = services.vault.root / new
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.rename(services.vault.root / old, target)
+    try:
+        services.vault.files.rename(old, new)
+    except FileExistsError:
+        raise WriteConflict(f"a note {new} already exists: not moved", {"path": new}) from None
+    except OSError as exc:
+        raise StoreError(f"cannot move {old} to {new}: {describe(exc)}", {"path": old}) from exc
     if own != cur.text:
         _store(services, new, own.encode("utf-8"))
     updated = []

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from sidecar.store.files import atomic_write
+from sidecar.store.files import Beneath
 from sidecar.store.lance import IndexStore, sql_str
 
 FILE = "edge-vectors.npz"
@@ -25,7 +25,8 @@ FILE = "edge-vectors.npz"
 
 def load_edge_vectors(directory: Path, model_id: str, dim: int) -> dict[str, NDArray[np.float32]]:
     try:
-        with np.load(directory / FILE, allow_pickle=False) as data:
+        raw = Beneath(directory).read_bytes(FILE)
+        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
             if str(data["model"]) != model_id or data["vectors"].shape[1:] != (dim,):
                 return {}
             return dict(zip(data["hashes"].tolist(), data["vectors"], strict=True))
@@ -41,7 +42,7 @@ def save_edge_vectors(
     buf = io.BytesIO()
     np.savez(buf, model=np.array(model_id), hashes=np.array(hashes, dtype=str),
              vectors=matrix.astype(np.float32))  # fmt: skip
-    atomic_write(directory / FILE, buf.getvalue())
+    Beneath(directory, create_anchor=True).write(FILE, buf.getvalue())
 
 
 def chunk_spans(store: IndexStore, paths: list[str]) -> pa.Table:

@@ -16,13 +16,17 @@ import os
 from pathlib import Path
 from types import TracebackType
 
-from sidecar.errors import StoreLocked
+from sidecar.errors import StoreError, StoreLocked
+from sidecar.store.files import Beneath
 
 LENT_FD = "SIDECAR_WRITER_LOCK_FD"
 
 
 class WriterLock:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, folder: Beneath | None = None) -> None:
+        """``folder``: the data dir the lock file is opened in without following symlinks."""
+        self.folder = folder or Beneath(path.parent, create_anchor=True)
+        self.name = path.name
         self.path = path
         self._fd: int | None = None
         self._borrowed = False
@@ -44,7 +48,8 @@ class WriterLock:
             return False
         fd = int(lent)
         try:
-            if not os.path.samestat(os.fstat(fd), os.stat(self.path)):
+            st = self.folder.stat(self.name)
+            if st is None or not os.path.samestat(os.fstat(fd), st):
                 return False
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # ours already, if it was lent
         except OSError:
@@ -53,10 +58,12 @@ class WriterLock:
         return True
 
     def acquire(self) -> WriterLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if self._borrow():
             return self
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = self.folder.open_lock(self.name)
+        except OSError as exc:
+            raise StoreError(f"cannot open the writer lock {self.path}: {exc}") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

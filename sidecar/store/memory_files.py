@@ -1,21 +1,24 @@
 """The memory folder on disk: one ``<id>.md`` per entry, ``archive/`` for archived ones and
 ``.history/<id>/`` for the last revisions.
 
-Every write is atomic (temp file, fsync, rename, fsync the folder), so a crash leaves the old file
-or the new one and an acknowledged entry is on disk. Archiving writes the archived copy first and
-removes the active one second: a crash in between leaves two copies, and the reader keeps the one
-updated last, so nothing is lost either way. Nothing here ever deletes an entry's last copy.
+The folder usually lies inside the vault, which a clone or a sync can fill with symlinks, so
+every read, write and unlink goes through ``Beneath`` (``store/files.py``): a symlink anywhere
+in the folder is refused, never followed. Every write is atomic, so a crash leaves the old file
+or the new one and an acknowledged entry is on disk. Archiving writes the archived copy first
+and removes the active one second: a crash in between leaves two copies, and the reader keeps
+the one updated last, so nothing is lost either way. Nothing here deletes an entry's last copy.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from sidecar.core.memory import valid_id
 from sidecar.errors import StoreError
-from sidecar.store.files import atomic_write
+from sidecar.store.files import Beneath, UnsafePath
 
 ARCHIVE = "archive"
 HISTORY = ".history"
@@ -32,79 +35,130 @@ class EntryFile:
 
 
 class MemoryFolder:
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    """``files`` is the folder; ``file_mode`` the mode of entry files (the vault's own)."""
+
+    def __init__(self, files: Beneath, file_mode: int = 0o600) -> None:
+        self.files = files
+        self.root = files.root
+        self.file_mode = file_mode
+        self.problems: dict[str, str] = {}  # a folder the last scan refused -> why
+
+    def rel(self, entry_id: str, archived: bool = False) -> str:
+        name = f"{_checked(entry_id)}.md"
+        return f"{ARCHIVE}/{name}" if archived else name
 
     def path(self, entry_id: str, archived: bool = False) -> Path:
-        return (self.root / ARCHIVE if archived else self.root) / f"{_checked(entry_id)}.md"
+        return self.files.path(self.rel(entry_id, archived))
+
+    def exists(self) -> bool:
+        return self.files.is_dir()
 
     def scan(self) -> list[EntryFile]:
-        """Every entry file, active and archived (the same id may appear in both)."""
+        """Every entry file, active and archived (the same id may appear in both). A folder
+        that is a symlink is left out and named in ``problems``."""
         out: list[EntryFile] = []
-        for folder, archived in ((self.root, False), (self.root / ARCHIVE, True)):
+        self.problems = {}
+        for folder, archived in (("", False), (ARCHIVE, True)):
             try:
-                entries = list(os.scandir(folder))
-            except FileNotFoundError:
+                listed = self.files.files(folder)
+            except UnsafePath as exc:
+                self.problems[exc.path] = f"{exc}; memory entries are never read through one"
                 continue
             except OSError as exc:
-                raise StoreError(f"cannot list the memory folder {folder}: {exc}") from exc
-            for e in entries:
-                if e.name.startswith(".") or not e.name.endswith(".md"):
+                raise StoreError(f"cannot list the memory folder {self.root}: {exc}") from exc
+            for name, st in listed:
+                if name.startswith(".") or not name.endswith(".md"):
                     continue
-                try:
-                    st = e.stat(follow_symlinks=False)
-                except OSError:
-                    continue  # vanished between the listing and the stat; the next scan sees it
-                if e.is_file(follow_symlinks=False):
-                    out.append(EntryFile(e.name[:-3], Path(e.path), archived, st.st_mtime_ns,
-                                         st.st_size))  # fmt: skip
+                path = self.files.path(f"{ARCHIVE}/{name}" if archived else name)
+                out.append(EntryFile(name[:-3], path, archived,
+                                     st.st_mtime_ns, st.st_size))  # fmt: skip
         return out
 
-    def read(self, path: Path) -> str | None:
+    def read(self, f: EntryFile) -> str | None:
         """The file's text, or None when it vanished (an editor's delete or rename)."""
         try:
-            return path.read_bytes().decode("utf-8-sig", "replace")
+            name = f.path.name  # from the scan: maybe not a valid id, which parse reports
+            return self.files.read_text(f"{ARCHIVE}/{name}" if f.archived else name)
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise StoreError(f"cannot read memory entry {path}: {exc}") from exc
+            raise StoreError(f"cannot read memory entry {f.path}: {exc}") from exc
 
     def write(self, entry_id: str, text: str, archived: bool = False) -> EntryFile:
-        """Write the entry where its status puts it, then remove a copy left in the other place."""
-        target = self.path(entry_id, archived)
+        """Write the entry where its status puts it, then remove a copy left in the other place.
+        Both places are checked before anything is written, so a refusal writes nothing."""
+        target, other = self.rel(entry_id, archived), self.rel(entry_id, not archived)
         try:
-            atomic_write(target, text.encode("utf-8"), mode=0o644)
-            self.path(entry_id, not archived).unlink(missing_ok=True)
-            st = target.stat()
+            self._writable(target)
+            copy = self.files.stat(other)
+            st = self.files.write(target, text.encode("utf-8"), self.file_mode)
+            if copy is not None:
+                self.files.unlink(other)
         except OSError as exc:
-            raise StoreError(f"cannot write memory entry {target}: {exc}") from exc
-        return EntryFile(entry_id, target, archived, st.st_mtime_ns, st.st_size)
+            raise StoreError(f"cannot write memory entry {self.files.path(target)}: "
+                             f"{_why(exc, self.files)}") from exc  # fmt: skip
+        return EntryFile(entry_id, self.path(entry_id, archived), archived, st.st_mtime_ns,
+                         st.st_size)  # fmt: skip
+
+    def _writable(self, rel: str) -> None:
+        """Refuse before writing: a missing vault or a symlink on the way."""
+        if not self.files.anchor.is_dir() and not self.files.create_anchor:
+            raise FileNotFoundError(os.strerror(2), str(self.files.anchor))
+        self.files.stat(rel)  # walks the folders: a symlinked one raises UnsafePath
 
     # -- revisions ------------------------------------------------------------------------------
 
     def save_revision(self, entry_id: str, text: str, stamp: str) -> None:
         """Keep ``text`` as a revision named by ``stamp`` (sortable), then only the newest few."""
-        folder = self.root / HISTORY / _checked(entry_id)
-        target, n = folder / f"{stamp}.md", 0
-        while target.exists():  # two revisions within one clock tick
-            n += 1
-            target = folder / f"{stamp}_{n:03d}.md"  # sorts after the first
+        folder = f"{HISTORY}/{_checked(entry_id)}"
         try:
-            atomic_write(target, text.encode("utf-8"), mode=0o644)
-            for old in sorted(folder.glob("*.md"))[:-KEEP_REVISIONS]:
-                old.unlink(missing_ok=True)
+            names = {name for name, _ in self.files.entries(folder)}
+            target, n = f"{stamp}.md", 0
+            while target in names:  # two revisions within one clock tick
+                n += 1
+                target = f"{stamp}_{n:03d}.md"  # sorts after the first
+            self.files.write(f"{folder}/{target}", text.encode("utf-8"), self.file_mode)
+            kept = sorted(name for name, st in self.files.files(folder) if name.endswith(".md"))
+            for old in kept[:-KEEP_REVISIONS]:
+                self.files.unlink(f"{folder}/{old}")
         except OSError as exc:
-            raise StoreError(f"cannot keep a revision of {entry_id}: {exc}") from exc
+            raise StoreError(f"cannot keep a revision of {entry_id}: "
+                             f"{_why(exc, self.files)}") from exc  # fmt: skip
 
     def revisions(self, entry_id: str) -> list[tuple[str, str]]:
         """``(stamp, text)`` of the kept revisions, newest first."""
-        folder = self.root / HISTORY / _checked(entry_id)
+        folder = f"{HISTORY}/{_checked(entry_id)}"
         out = []
-        for path in sorted(folder.glob("*.md"), reverse=True):
-            text = self.read(path)
-            if text is not None:
-                out.append((path.stem, text))
+        try:
+            names = sorted((n for n, _ in self.files.files(folder) if n.endswith(".md")),
+                           reverse=True)  # fmt: skip
+            for name in names:
+                try:
+                    out.append((name[:-3], self.files.read_text(f"{folder}/{name}")))
+                except FileNotFoundError:
+                    continue
+        except OSError as exc:
+            raise StoreError(f"cannot read the revisions of {entry_id}: "
+                             f"{_why(exc, self.files)}") from exc  # fmt: skip
         return out
+
+
+def vault_modes(vault: Path) -> tuple[int, int]:
+    """(file mode, folder mode) following the vault's own permissions: a private vault gets
+    private entries, a group-readable one group-readable entries."""
+    try:
+        mode = stat.S_IMODE(os.stat(vault).st_mode)
+    except OSError:
+        return 0o600, 0o700
+    return (mode & 0o666) | 0o600, mode | 0o700
+
+
+def _why(exc: OSError, files: Beneath) -> str:
+    if isinstance(exc, UnsafePath):
+        return f"{exc} (remove it; memory entries are never written through one)"
+    if isinstance(exc, FileNotFoundError) and not files.anchor.is_dir():
+        return f"the vault folder is missing: {files.anchor}"
+    return exc.strerror or str(exc)
 
 
 def _checked(entry_id: str) -> str:

@@ -1,4 +1,6 @@
-"""Read-only access to the vault's Markdown files: scan, ignore rules, safe reads.
+"""Access to the vault's Markdown files: scan, ignore rules, safe reads, and the one write path
+for the explicit commands that change a note (``lint --fix``, the lint report note, agents'
+write tools), which goes through ``Beneath``: never through a symlink, always atomic.
 
 The scan never follows symlinked folders (no loops, nothing outside the vault), skips hidden
 folders, ``.obsidian/``, ``.trash/``, ``.git/`` and whatever a gitignore-style ``.sidecarignore``
@@ -18,6 +20,7 @@ from pathlib import Path
 import pathspec
 
 from sidecar.errors import PathOutsideVault
+from sidecar.store.files import Beneath
 from sidecar.store.obsidian import APP_JSON, ObsidianSettings
 
 NOTE_SUFFIXES = (".md", ".markdown")
@@ -46,6 +49,7 @@ class NoteFile:
 class Vault:
     def __init__(self, root: Path, extra_ignores: Iterable[str] = (), max_bytes: int = 5_000_000):
         self.root = root.resolve()
+        self.files = Beneath(self.root, dir_mode=_folder_mode(self.root))
         self.max_bytes = max_bytes
         self.extra_ignores = tuple(extra_ignores)
         self.ignore, self.obsidian = self._rules()
@@ -135,6 +139,13 @@ class Vault:
         except ValueError as exc:
             raise PathOutsideVault(f"path is outside the vault: {path}") from exc
 
+    def write(self, rel: str, data: bytes) -> None:
+        """Replace a note atomically, keeping its mode (a new note gets the vault's). Raises
+        ``UnsafePath`` (an OSError) for a symlink anywhere on the way or as the note."""
+        st = self.files.stat(rel)
+        mode = stat.S_IMODE(st.st_mode) if st is not None else _folder_mode(self.root) & 0o666
+        self.files.write(rel, data, mode)
+
     def read(self, rel: str) -> NoteFile:
         path = self.root / rel
         try:
@@ -180,3 +191,10 @@ class Vault:
                 rel, data, text, f"not UTF-8 (byte {exc.start}); indexed with U+FFFD", fst
             )
         return NoteFile(rel, data, text, None, fst)
+
+
+def _folder_mode(root: Path) -> int:
+    try:
+        return stat.S_IMODE(os.stat(root).st_mode) | 0o700
+    except OSError:
+        return 0o700
