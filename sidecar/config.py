@@ -43,6 +43,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("daemon.compact_idle_seconds", 60, "Compact the index after this long without writes."),
     Setting("daemon.bulk_index_notes", 2000, "At start-up, index this many changed notes or more "
             "in a child process, so the daemon's heap stays as small as after a restart (0: never)."),
+    Setting("daemon.stop_seconds", 5, "On SIGTERM, how long queued writes may take to finish; "
+            "after that the daemon exits anyway (nothing acknowledged is lost)."),
     Setting("daemon.socket_path", "", "Unix socket path; empty means $XDG_RUNTIME_DIR/sidecar/ "
             "(else /run/user/<uid>/sidecar/, else ~/.local/share/sidecar/<vault-id>/sock/)."),
     Setting("daemon.autostart", False, "When no daemon serves the vault, a command starts one "

@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -32,11 +33,13 @@ from sidecar.daemon.debounce import Debouncer
 from sidecar.daemon.heap import HeapWatch, freeze_long_lived, release_free_memory
 from sidecar.daemon.memory_jobs import MemoryJobs
 from sidecar.daemon.notify import sd_notify
+from sidecar.daemon.supervise import Supervisor, exit_deadline
 from sidecar.daemon.watcher import VaultWatcher
 from sidecar.daemon.writer import Writer
 from sidecar.errors import SidecarError
 from sidecar.services.context import Services
 from sidecar.services.indexer import IndexReport
+from sidecar.store.faults import storage_error
 from sidecar.store.vaultfs import RULE_FILES
 from sidecar.transports.unix import RpcServer
 from sidecar.transports.unix_path import socket_path_for
@@ -66,7 +69,10 @@ class Daemon:
         services.settings = settings
         self.socket_path = socket_path_for(settings, os.environ)
         self.debouncer = Debouncer(int(settings["watch.debounce_ms"]) / 1000, time.monotonic)
-        self.writer = Writer()
+        self.supervisor = Supervisor(on_change=self._on_faults)
+        self.writer = Writer(self.supervisor)
+        self._retry: set[str] | None = set()  # saves whose reindex failed; None: a full rescan
+        self._failed = False
         self.server = RpcServer(self.socket_path, self.dispatch)
         self.watcher = VaultWatcher(services.vault.root, self._on_path, self._on_dir)
         self.scheduler = AsyncIOScheduler()
@@ -85,6 +91,7 @@ class Daemon:
         self.backlog = BacklogChild(services.store)
         services.embed_stage.bulk = self.backlog  # a backlog's big reads and writes go there
         self.started = time.time()
+        self._deadline: threading.Timer | None = None
         services.runtime = {"pid": os.getpid(), "socket": str(self.socket_path), "watching": False,
                             "ready": False}  # fmt: skip
 
@@ -93,7 +100,10 @@ class Daemon:
     async def dispatch(self, method: str, params: dict[str, Any]) -> Any:
         spec, model = self.registry.validate(method, params)
         if spec.read_only:
-            return await asyncio.to_thread(spec.handler, self.services, model)
+            try:
+                return await asyncio.to_thread(spec.handler, self.services, model)
+            except Exception as exc:  # a read that writes (a first search builds its index)
+                raise storage_error(exc) or exc from None
         if method != "index.reindex":
             out = await self.writer.submit(lambda: spec.handler(self.services, model))
             self._embed_wake.set()  # it may have written chunks that want vectors
@@ -121,6 +131,10 @@ class Daemon:
                 {"paths": r["changed_paths"], "deleted": r["deleted_paths"], "notes": r["notes"]},
             )
 
+    def _on_faults(self, faults: list[dict[str, Any]]) -> None:
+        if self.services.runtime is not None:
+            self.services.runtime["degraded"] = faults
+
     # -- embedding --------------------------------------------------------------------------
 
     async def _embed_loop(self) -> None:
@@ -133,8 +147,8 @@ class Daemon:
         while not self._stop.is_set():
             try:
                 batch = await asyncio.to_thread(stage.compute, size)
-            except Exception:
-                _log.exception("embedding failed; retrying in 30 s")
+            except Exception as exc:
+                self.supervisor.fail("embedding", exc)
                 batch = None
                 await asyncio.sleep(30)
             if batch is None:
@@ -164,6 +178,7 @@ class Daemon:
             full = len(batch.chunk_ids) == size
             size = min(size * 2, self.embed_batch_max) if full else self.embed_batch
             await self.writer.submit(lambda b=batch: stage.commit(b))  # type: ignore[misc]
+            self.supervisor.ok("embedding")
             await self.writer.submit(self.heap.check, counts_as_write=False)  # see HeapWatch
             self.embedded += len(batch.chunk_ids)
             since_compact += len(batch.chunk_ids)
@@ -240,20 +255,45 @@ class Daemon:
             if paths or rescan:
                 await self._reindex(None if rescan else paths)
 
-    async def _reindex(self, paths: list[str] | None) -> None:
+    async def _reindex(self, paths: list[str] | None) -> bool:
+        """Reindex ``paths`` (None: the whole vault); one that fails is retried by ``_health``
+        (a full disk: once the store is writable again)."""
         try:
             report = await self.writer.submit(lambda: self.services.reindex(paths=paths))
-        except SidecarError as exc:
-            _log.warning("reindex skipped: %s", exc.message)
-            return
-        except Exception:
-            _log.exception("reindex failed; the daemon keeps serving")
-            return
+        except Exception as exc:
+            self._remember_failed(paths)
+            message = exc.message if isinstance(exc, SidecarError) else None
+            self.supervisor.fail("reindex", message or exc)
+            return False
+        self.supervisor.ok("reindex")
         for err in report.errors:
             _log.warning("%s: %s", err["path"], err["error"])
         await self._announce(report)
         if report.changed_paths:
             self._embed_wake.set()
+        return True
+
+    def _remember_failed(self, paths: list[str] | None) -> None:
+        self._failed = True
+        if paths is None or self._retry is None:
+            self._retry = None
+        else:
+            self._retry.update(paths)
+
+    def _retry_failed(self) -> None:
+        """Hand the saves whose reindex failed back to the debouncer, and run a failed lint
+        again (every health check)."""
+        if not self._failed:
+            return
+        retry, self._retry, self._failed = self._retry, set(), False
+        if "lint" in self.supervisor.faults and self._loop is not None:
+            self._loop.create_task(self._lint(), name="sidecar-lint")
+        if retry is None:
+            self.debouncer.request_rescan()
+        else:
+            for path in retry:
+                self.debouncer.add(path)
+        self._wake.set()
 
     # -- periodic jobs ----------------------------------------------------------------------
 
@@ -266,13 +306,17 @@ class Daemon:
             and await asyncio.to_thread(self.services.indexer.backlog) >= bulk
         ):
             await self._bulk_index()
-        await self._reindex(None)  # what the child left, or all of it if it failed
+        done = await self._reindex(None)  # what the child left, or all of it if it failed
         await asyncio.to_thread(warm, self.services)
         assert self.services.runtime is not None
         self.services.runtime["ready"] = True
         freeze_long_lived()  # the index as loaded lives as long as the daemon (one collection)
         release_free_memory()  # a cold index is the largest burst of all; cheap once frozen
-        _log.info("index up to date: %d notes", len(self.services.state.notes))
+        if done:
+            _log.info("index up to date: %d notes", len(self.services.state.notes))
+        else:
+            _log.warning("serving %d notes; the start-up reindex is retried",
+                         len(self.services.state.notes))  # fmt: skip
         cron = str(self.settings["lint.schedule"])
         if lint_job.missed(cron, self.services.meta.get("lint_last_run"), self.services.clock()):
             await self._lint()  # a nightly run was missed (first start, or asleep): catch up
@@ -283,8 +327,9 @@ class Daemon:
         as at a restart. Queries meanwhile see the index as it was."""
         try:
             report = await self.writer.submit(self._run_bulk_child)
-        except Exception:
-            _log.exception("bulk index failed; indexing in the daemon instead")
+        except Exception as exc:
+            self.supervisor.fail("bulk index", exc)
+            _log.warning("indexing in the daemon instead")
             return
         if report is not None:
             await self._announce(report)
@@ -325,6 +370,7 @@ class Daemon:
             self.watcher.stop()
         assert self.services.runtime is not None
         self.services.runtime.update(watching=self.watcher.alive, queue=self.writer.pending)
+        self._retry_failed()
         # Queries free what they allocate, but glibc keeps it: at 100k notes 200 hybrid
         # searches over the socket left the daemon 270 MiB larger until something trimmed.
         if self.services.runtime["ready"] and await asyncio.to_thread(self.heap.check):
@@ -333,9 +379,11 @@ class Daemon:
     async def _lint(self) -> None:
         try:
             result = await self.writer.submit(lambda: lint_job.run_scheduled(self.services))
-        except Exception:
-            _log.exception("scheduled lint failed")
+        except Exception as exc:
+            self.supervisor.fail("lint", exc)
+            self._failed = True  # run again by the health check
             return
+        self.supervisor.ok("lint")
         await self.server.notify("lint.completed", {"ran_at": result["ran_at"],
                                                     "summary": result["summary"]})  # fmt: skip
 
@@ -349,14 +397,16 @@ class Daemon:
             release_free_memory()
 
     def _schedule(self) -> None:
-        self.scheduler.add_job(self._health, "interval", seconds=5, id="health")
+        guard = self.supervisor.guard
+        self.scheduler.add_job(guard("health check", self._health), "interval", seconds=5,
+                               id="health")  # fmt: skip
         idle = int(self.settings["daemon.compact_idle_seconds"])
-        self.scheduler.add_job(self._compact, "interval", seconds=max(1, min(30, idle)),
-                               id="compact")  # fmt: skip
-        memory = MemoryJobs(self.services, self.writer, self.server.notify)
-        self.scheduler.add_job(memory.tick, "interval", seconds=1, id="memory")
-        self.scheduler.add_job(self._lint, lint_job.trigger(str(self.settings["lint.schedule"])),
-                               id="lint")  # fmt: skip
+        self.scheduler.add_job(guard("compaction", self._compact), "interval",
+                               seconds=max(1, min(30, idle)), id="compact")  # fmt: skip
+        memory = MemoryJobs(self.services, self.writer, self.server.notify, self.supervisor)
+        self.scheduler.add_job(guard("memory", memory.tick), "interval", seconds=1, id="memory")
+        self.scheduler.add_job(guard("lint", self._lint),
+                               lint_job.trigger(str(self.settings["lint.schedule"])), id="lint")  # fmt: skip
         minutes = int(self.settings["watch.rescan_minutes"])
         if minutes > 0:
             self.scheduler.add_job(
@@ -369,8 +419,15 @@ class Daemon:
     def request_stop(self) -> None:
         if self._child is not None:
             self._child.terminate()  # a cold index stopped half-way resumes at the next start
+        self.backlog.terminate()
+        if not self._stop.is_set():
+            budget = float(self.settings["daemon.stop_seconds"])
+            self._deadline = exit_deadline(budget + 2, self._still_running)
         self._stop.set()
         self._wake.set()
+
+    def _still_running(self) -> str:
+        return f"writer busy: {self.writer.busy}, {self.writer.pending} queued"
 
     def reload(self) -> None:
         """SIGHUP: re-read the settings that can change without a restart."""
@@ -392,12 +449,14 @@ class Daemon:
             self._loop.add_signal_handler(sig, self.request_stop)
         self._loop.add_signal_handler(signal.SIGHUP, self.reload)
         await self.server.start()
-        self.writer.start()
-        await self._health()  # starts the watcher before the reconcile, so no save is missed
+        await self.supervisor.guard("health check", self._health)()  # starts the watcher
+        # before the reconcile, so no save is missed
         self._schedule()
-        self._loop.create_task(self._startup_reconcile(), name="sidecar-reconcile")
-        flusher = self._loop.create_task(self._flush_loop(), name="sidecar-flush")
-        embedder = self._loop.create_task(self._embed_loop(), name="sidecar-embed")
+        spawn = self.supervisor.spawn
+        self.writer.attach(spawn("writer", self.writer.run))
+        spawn("start-up reconcile", self._startup_reconcile)
+        spawn("flush", self._flush_loop)
+        spawn("embedding", self._embed_loop)
         _log.info("serving %s on %s", self.services.vault.root, self.socket_path)
         sd_notify("READY=1")
         try:
@@ -408,10 +467,20 @@ class Daemon:
             self.scheduler.shutdown(wait=False)
             self.watcher.stop()
             self._embed_wake.set()
-            await flusher
-            await embedder
-            await asyncio.to_thread(self.backlog.close)
-            await self.writer.drain_and_stop()
+            await self._stop_within(float(self.settings["daemon.stop_seconds"]))
             await self.server.stop()
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 self._loop.remove_signal_handler(sig)
+            if self._deadline is not None:
+                self._deadline.cancel()
+
+    async def _stop_within(self, budget: float) -> None:
+        """The loops end, then queued writes finish, all within ``budget`` seconds; whatever
+        is still queued after that was never acknowledged and is refused."""
+        t0 = time.monotonic()
+        writer = self.writer.drain_and_stop  # the writer stops last: the loops submit to it
+        await self.supervisor.stop(budget / 2, keep=("writer",))
+        await asyncio.to_thread(self.backlog.close)
+        if not await writer(max(0.5, budget - (time.monotonic() - t0))):
+            _log.warning("stopped with a write still running (it resumes at the next start)")
+        await self.supervisor.stop(0.5)

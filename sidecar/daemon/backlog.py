@@ -39,6 +39,7 @@ import numpy as np
 from sidecar.daemon.children import die_with
 from sidecar.daemon.heap import tune_allocators
 from sidecar.store.chunk_search import commit_vectors, pending_chunks
+from sidecar.store.faults import storage_error
 from sidecar.store.lance import IndexStore
 
 _log = logging.getLogger("sidecar.daemon")
@@ -122,6 +123,12 @@ class BacklogChild:
         _log.info("backlog child started (pid %d)", self._proc.pid)
         return self._proc
 
+    def terminate(self) -> None:
+        """SIGTERM: end a request that is still running (it fails; nothing was acknowledged)."""
+        proc = self._proc
+        if proc is not None:
+            proc.terminate()
+
     def close(self) -> None:
         """Let the child go (its memory with it); the next request starts another."""
         with self._lock:
@@ -176,7 +183,8 @@ def main(argv: list[str]) -> int:
         try:
             reply = {"result": _serve(store, request)}
         except Exception as exc:  # the daemon logs it and does the job itself
-            logging.exception("request %s failed", request.get("op"))
+            if storage_error(exc) is None:  # a bug: its traceback; a full disk: one line
+                logging.exception("request %s failed", request.get("op"))
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         _send(replies, reply)
 

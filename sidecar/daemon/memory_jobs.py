@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sidecar.core.memory import is_expired
-from sidecar.daemon.writer import Writer
+from sidecar.daemon.writer import Health, Writer
 from sidecar.services.context import Services
 from sidecar.services.reminders import mark_announced, pending_announcements
 
@@ -27,8 +27,9 @@ RESCAN_SECONDS = 5.0
 
 class MemoryJobs:
     def __init__(self, services: Services, writer: Writer, notify: Notify,
-                 compact_idle: float = 60.0) -> None:  # fmt: skip
+                 health: Health | None = None, compact_idle: float = 60.0) -> None:  # fmt: skip
         self.services = services
+        self.health = health
         self.writer = writer
         self.notify = notify
         self.compact_idle = compact_idle
@@ -50,8 +51,14 @@ class MemoryJobs:
                 self._last_scan = time.monotonic()
                 await self._rescan()
             await self._compact()
-        except Exception:  # the daemon keeps serving; the next tick retries
-            _log.exception("memory housekeeping failed")
+        except Exception as exc:  # the daemon keeps serving; the next tick retries
+            if self.health is None:
+                _log.exception("memory housekeeping failed")
+            else:
+                self.health.fail("memory", exc)
+        else:
+            if self.health is not None:
+                self.health.ok("memory")
 
     async def _announce(self) -> None:
         memory = self.services.memory

@@ -301,8 +301,11 @@ class IndexStore:
             table.checkout_latest()
 
     def optimize(self, keep: dt.timedelta = dt.timedelta(minutes=10)) -> None:
-        for table in (self.notes, self.chunks, self.edges):
-            table.optimize(cleanup_older_than=keep)
+        # Under the index lock: a first search building the FTS index on a query thread
+        # while this rewrote the table failed with a commit conflict (the full-disk test).
+        with self.index_lock:
+            for table in (self.notes, self.chunks, self.edges):
+                table.optimize(cleanup_older_than=keep)
 
 
 def _rows(table: Any, batch_rows: int = 2048) -> Iterator[dict[str, Any]]:
