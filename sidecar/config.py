@@ -49,6 +49,21 @@ SETTINGS: tuple[Setting, ...] = (
             "(else /run/user/<uid>/sidecar/, else ~/.local/share/sidecar/<vault-id>/sock/)."),
     Setting("daemon.autostart", False, "When no daemon serves the vault, a command starts one "
             "(detached, logging to daemon.log in the data dir) instead of running in-process."),
+    Setting("limits.max_line_bytes", 16 * 2**20, "Longest request line on the socket; a longer "
+            "one is answered -32600 and skipped."),
+    Setting("limits.max_batch", 100, "Most requests in one JSON-RPC batch."),
+    Setting("limits.max_batch_reply_bytes", 25_000_000, "Most bytes of replies to one batch; "
+            "the members after that are answered -32600 instead of run."),
+    Setting("limits.max_string_chars", 10_000, "Longest string parameter (-32602 beyond it); "
+            "note text, memory bodies and recall prompts have their own, larger caps."),
+    Setting("limits.max_connections", 256, "Most client connections at once; one more is "
+            "answered with an error and closed."),
+    Setting("limits.idle_line_seconds", 30, "A connection that holds half a request line this "
+            "long without sending more is closed."),
+    Setting("limits.max_requests", 64, "Most requests running at once across all connections; "
+            "further lines wait in the kernel's socket buffers."),
+    Setting("limits.max_buffered_bytes", 256 * 2**20, "Most bytes of replies waiting to be "
+            "sent, across all connections; past it the client furthest behind is dropped."),
     Setting("lint.severity", {}, "Per rule: error, warning, info or off, e.g. {orphan = \"off\"}."),
     Setting("lint.schedule", "0 3 * * *", "When the daemon lints the graph (cron, UTC); a run "
             "missed while the machine slept happens at the next start."),

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,15 +52,18 @@ def daemon_env(state: Path, debounce_ms: int = 100, model: str = "tiny") -> dict
     }
 
 
-def start(vault: Path, env: dict[str, str], *, wait: float = 60) -> RunningDaemon:
-    """Logs go to a file beside the vault: a pipe nobody reads would block a chatty daemon."""
+def start(
+    vault: Path, env: dict[str, str], *, wait: float = 60, wrap: Sequence[str] = ()
+) -> RunningDaemon:
+    """Logs go to a file beside the vault: a pipe nobody reads would block a chatty daemon.
+    ``wrap`` runs the daemon under another command (``prlimit --nofile=1024 --``, say)."""
     beside = (
         Path(env["XDG_RUNTIME_DIR"]).parent if env.get("XDG_RUNTIME_DIR") else Path(env["HOME"])
     )
     log = beside / f"daemon-{time.monotonic_ns()}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "sidecar", "serve", "--vault", str(vault)],
+            [*wrap, sys.executable, "-m", "sidecar", "serve", "--vault", str(vault)],
             env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
     where = subprocess.run(
@@ -87,14 +90,15 @@ def start(vault: Path, env: dict[str, str], *, wait: float = 60) -> RunningDaemo
 
 @contextmanager
 def running(
-    source: Path, *, debounce_ms: int = 100, model: str = "tiny", env: dict[str, str] | None = None
-) -> Iterator[RunningDaemon]:
+    source: Path, *, debounce_ms: int = 100, model: str = "tiny", env: dict[str, str] | None = None,
+    wrap: Sequence[str] = (),
+) -> Iterator[RunningDaemon]:  # fmt: skip
     """A copy of ``source`` served by a real daemon; short paths keep the socket under 104 bytes.
     ``env`` adds to (or overrides) the daemon's environment."""
     state = Path(tempfile.mkdtemp(dir="/tmp", prefix="sct"))
     vault = state / "vault"
     shutil.copytree(source, vault)
-    d = start(vault, {**daemon_env(state, debounce_ms, model), **(env or {})})
+    d = start(vault, {**daemon_env(state, debounce_ms, model), **(env or {})}, wrap=wrap)
     try:
         yield d
     finally:

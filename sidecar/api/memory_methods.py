@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from sidecar.api.registry import Agent, EntryId, Method, Params, VaultPath
+from sidecar.api.registry import Agent, EntryId, Method, Params, VaultPath, long_text
 from sidecar.core.memory import RELATIONS, parse_time
 from sidecar.core.paging import cursor_at, offset
 from sidecar.errors import UsageError
@@ -20,6 +20,7 @@ from sidecar.services.memory_search import search as memory_search
 EntryType = Literal["topic", "problem", "decision", "reminder", "prior", "handoff"]
 Status = Literal["active", "superseded", "refuted", "archived", "all"]
 Id = Field(description="The entry's id (its file name without .md).")
+MAX_BODY = 1_000_000  # characters of an entry's body
 
 
 def fresh(services: Services) -> None:
@@ -50,7 +51,8 @@ class WriteParams(Params):
     )
     title: str = Field(min_length=1, description="One line that states the fact.")
     entry_type: EntryType = Field("topic", description="The kind of entry (default topic).")
-    content: str = Field("", description="The body, Markdown.")
+    content: str = Field("", description="The body, Markdown.",
+                         json_schema_extra=long_text(MAX_BODY))  # fmt: skip
     tags: list[str] = Field(default_factory=list, description="Short topic words, e.g. "
                             "[\"redis\", \"sessions\"].")  # fmt: skip
     due_in: float | None = Field(None, ge=0, description="Reminder: seconds until due.")
@@ -131,7 +133,8 @@ class ExportParams(Params):
 class ImportParams(Params):
     entries: list[dict[str, Any]] = Field(
         description="Entries as memory.export writes them, mdkb-style objects, or "
-        '{"id": ..., "text": <entry file>} for raw entry files.')  # fmt: skip
+        '{"id": ..., "text": <entry file>} for raw entry files.',
+        json_schema_extra=long_text(MAX_BODY))  # fmt: skip
     on_conflict: Literal["skip", "replace"] = "skip"
 
 

@@ -7,6 +7,7 @@ pydantic's message, so every transport reports bad input the same way.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -101,8 +102,22 @@ class Method:
     agent: Agent | None = None  # in the agents' toolset, shaped so
 
 
+MAX_STRING = 10_000  # limits.max_string_chars
+
+
+def long_text(limit: int) -> Any:
+    """For a field holding long text (a note's body, an entry file): strings anywhere in it may
+    be ``limit`` characters long instead of ``limits.max_string_chars``."""
+    return {"max_chars": limit}
+
+
 class Registry:
-    def __init__(self, methods: Iterable[Method]) -> None:
+    """``max_string``: the longest string a request may carry anywhere in its params, unless
+    its field says otherwise (``max_length`` on a string field, or ``long_text``). Checked
+    before pydantic, so a 60 MB query costs one pass over it, not a model and an error copy."""
+
+    def __init__(self, methods: Iterable[Method], max_string: int = MAX_STRING) -> None:
+        self.max_string = max_string
         self._methods: dict[str, Method] = {}
         for method in methods:
             if method.name in self._methods:
@@ -123,6 +138,7 @@ class Registry:
 
     def validate(self, name: str, params: dict[str, Any] | None) -> tuple[Method, Params]:
         method = self.get(name)
+        self._check_lengths(name, method.params, params or {})
         try:
             return method, method.params.model_validate(params or {})
         except ValidationError as exc:
@@ -132,9 +148,57 @@ class Registry:
             )
             raise UsageError(f"invalid params for {name}: {problems}") from None
 
+    def _check_lengths(self, name: str, model: type[Params], params: dict[str, Any]) -> None:
+        caps = _string_caps(model)
+        for key, value in params.items():
+            cap = max(caps.get(key, self.max_string), self.max_string)
+            where = _too_long(value, cap, str(key)) or _too_long(key, self.max_string, "params")
+            if where is not None:
+                raise UsageError(
+                    f"invalid params for {name}: {where}: a string may hold at most {cap} "
+                    "characters (limits.max_string_chars)", {"field": where, "max_chars": cap}
+                )  # fmt: skip
+
     def call(self, services: Services, name: str, params: dict[str, Any] | None) -> dict[str, Any]:
         method, model = self.validate(name, params)
         return method.handler(services, model)
+
+
+@functools.cache
+def _string_caps(model: type[Params]) -> dict[str, int]:
+    """Fields whose strings may be longer than the default: their own ``max_length`` (on a
+    string field) or ``long_text``."""
+    caps: dict[str, int] = {}
+    for field_name, info in model.model_fields.items():
+        extra = info.json_schema_extra
+        if isinstance(extra, dict) and isinstance(extra.get("max_chars"), int):
+            caps[field_name] = int(extra["max_chars"])  # type: ignore[arg-type]
+        elif info.annotation in (str, str | None):
+            for meta in info.metadata:
+                if isinstance(getattr(meta, "max_length", None), int):
+                    caps[field_name] = meta.max_length
+    return caps
+
+
+def _too_long(value: Any, cap: int, where: str, depth: int = 0) -> str | None:
+    """The path of the first string in ``value`` longer than ``cap``, or None."""
+    if isinstance(value, str):
+        return where if len(value) > cap else None
+    if depth > 32:
+        return None  # JSON this deep is refused by pydantic anyway
+    if isinstance(value, dict):
+        items: Iterable[tuple[Any, Any]] = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for k, v in items:
+        if isinstance(k, str) and len(k) > cap:
+            return f"{where}.<key>"
+        found = _too_long(v, cap, f"{where}.{k}", depth + 1)
+        if found is not None:
+            return found
+    return None
 
 
 def build_registry() -> Registry:

@@ -14,12 +14,14 @@ import contextlib
 import json
 import logging
 import os
+import resource
 import signal
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -41,6 +43,7 @@ from sidecar.services.context import Services
 from sidecar.services.indexer import IndexReport
 from sidecar.store.faults import storage_error
 from sidecar.store.vaultfs import RULE_FILES
+from sidecar.transports.jsonrpc import BatchLimits, Dispatch, encode_result
 from sidecar.transports.unix import RpcServer
 from sidecar.transports.unix_path import socket_path_for
 
@@ -61,6 +64,30 @@ def warm(services: Services) -> None:
         services.state.facts(taxonomy_of(services))
 
 
+def raise_open_files(wanted: int = 8192) -> None:
+    """Outside the service units (which set LimitNOFILE), lift the soft descriptor limit
+    toward ``wanted``: 1024 is less than the index's files and a few hundred clients."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+def server_for(path: Path, dispatch: Dispatch, settings: Settings) -> RpcServer:
+    """The socket server with the ``limits.*`` settings."""
+
+    def limit(key: str) -> int:
+        return int(settings[f"limits.{key}"])
+
+    return RpcServer(
+        path, dispatch, max_line_bytes=limit("max_line_bytes"),
+        batch=BatchLimits(limit("max_batch"), limit("max_batch_reply_bytes")),
+        max_connections=limit("max_connections"), idle_line_seconds=limit("idle_line_seconds"),
+        max_requests=limit("max_requests"), max_buffered_bytes=limit("max_buffered_bytes"),
+    )  # fmt: skip
+
+
 class Daemon:
     def __init__(self, settings: Settings, services: Services, registry: Registry) -> None:
         self.settings = settings
@@ -73,7 +100,8 @@ class Daemon:
         self.writer = Writer(self.supervisor)
         self._retry: set[str] | None = set()  # saves whose reindex failed; None: a full rescan
         self._failed = False
-        self.server = RpcServer(self.socket_path, self.dispatch)
+        self.server = server_for(self.socket_path, self.dispatch, settings)
+        registry.max_string = int(settings["limits.max_string_chars"])
         self.watcher = VaultWatcher(services.vault.root, self._on_path, self._on_dir)
         self.scheduler = AsyncIOScheduler()
         self._stop = asyncio.Event()
@@ -100,8 +128,10 @@ class Daemon:
     async def dispatch(self, method: str, params: dict[str, Any]) -> Any:
         spec, model = self.registry.validate(method, params)
         if spec.read_only:
-            try:
-                return await asyncio.to_thread(spec.handler, self.services, model)
+            try:  # encoded on the worker thread too: a big reply must not hold the loop
+                return await asyncio.to_thread(
+                    lambda: encode_result(spec.handler(self.services, model))
+                )
             except Exception as exc:  # a read that writes (a first search builds its index)
                 raise storage_error(exc) or exc from None
         if method != "index.reindex":
@@ -445,6 +475,7 @@ class Daemon:
 
     async def run(self) -> None:
         self._loop = asyncio.get_running_loop()
+        raise_open_files()
         for sig in (signal.SIGTERM, signal.SIGINT):
             self._loop.add_signal_handler(sig, self.request_stop)
         self._loop.add_signal_handler(signal.SIGHUP, self.reload)

@@ -67,6 +67,8 @@ class Writer:
             if job is None:
                 return
             fn, future, writes = job
+            if future.cancelled():
+                continue  # its client went away before its turn: nobody waits for it
             self._current = future
             self.busy = True
             try:

@@ -13,6 +13,10 @@ Deviations from a maximal reading of the spec, on purpose:
 * ``NaN``/``Infinity`` in input are a parse error (they are not JSON); non-finite floats in a
   result are sent as ``null`` rather than producing invalid JSON.
 * An invalid request echoes its ``id`` when the id itself was valid, else ``null``.
+* A batch is capped in length and in the total size of its replies (``BatchLimits``), as
+  go-ethereum caps them: a 55 KB line holding 1,000 ``graph.export`` calls took the daemon past
+  4 GB. Once the replies pass the size cap, that member and the rest are answered with -32600
+  instead of being run.
 """
 
 from __future__ import annotations
@@ -48,6 +52,29 @@ class _Invalid(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class BatchLimits:
+    max_batch: int = 100  # limits.max_batch
+    max_reply_bytes: int = 25_000_000  # limits.max_batch_reply_bytes
+
+
+DEFAULT_BATCH = BatchLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A result already serialised, by ``encode_result`` on the worker thread that computed
+    it: a big reply (``graph.export`` of 1,000 notes) encoded on the event loop held it for
+    its whole length, so nothing else was answered, not even a dropped client noticed."""
+
+    json: str
+
+
+def encode_result(result: Any) -> Encoded:
+    """Serialise a result the way a reply would; raises for what cannot be JSON."""
+    return Encoded(_encode(result))
+
+
+@dataclass(frozen=True, slots=True)
 class Response:
     """A decoded response: exactly one of ``result`` / ``error`` is meaningful."""
 
@@ -67,7 +94,9 @@ class Notification:
 # ---------------------------------------------------------------- server side
 
 
-async def handle_line(line: str | bytes, dispatch: Dispatch) -> str | None:
+async def handle_line(
+    line: str | bytes, dispatch: Dispatch, limits: BatchLimits = DEFAULT_BATCH
+) -> str | None:
     """Answer one NDJSON line; ``None`` when nothing must be sent (notifications only).
 
     Never raises for anything a peer can send: every failure becomes an error response. The
@@ -83,9 +112,35 @@ async def handle_line(line: str | bytes, dispatch: Dispatch) -> str | None:
         return None if reply is None else _dumps(reply)
     if not message:
         return _dumps(_error(None, {"code": INVALID_REQUEST, "message": "empty batch"}))
-    parts = [await _handle_one(item, dispatch) for item in message]
-    encoded = [_dumps(p) for p in parts if p is not None]
+    if len(message) > limits.max_batch:
+        why = f"batch too large: {len(message)} requests, at most {limits.max_batch} (limits.max_batch)"
+        return _dumps(_error(None, {"code": INVALID_REQUEST, "message": why}))
+    encoded: list[str] = []
+    size, full = 0, False
+    for item in message:
+        reply = None if full else await _handle_one(item, dispatch)
+        out = None if reply is None else _dumps(reply)
+        if full or (out is not None and size + len(out) > limits.max_reply_bytes):
+            full = True  # this member's reply and every later one: refused, not run
+            over = _too_much(item, limits.max_reply_bytes)
+            out = None if over is None else _dumps(over)
+        if out is not None:
+            encoded.append(out)
+            size += len(out)
     return "[" + ",".join(encoded) + "]" if encoded else None
+
+
+def _too_much(item: Any, cap: int) -> dict[str, Any] | None:
+    """The reply for a batch member left unrun because the batch's replies passed ``cap``."""
+    ident = item.get("id", _ABSENT) if isinstance(item, dict) else None
+    if ident is _ABSENT:
+        return None
+    message = (
+        f"batch response too large: replies may total {cap} bytes (limits.max_batch_reply_bytes)"
+    )
+    return _error(
+        ident if _valid_id(ident) else None, {"code": INVALID_REQUEST, "message": message}
+    )
 
 
 async def _handle_one(message: Any, dispatch: Dispatch) -> dict[str, Any] | None:
@@ -172,6 +227,9 @@ def _dumps(reply: dict[str, Any]) -> str:
 
 
 def _encode(obj: Any) -> str:
+    if isinstance(obj, dict) and isinstance(obj.get("result"), Encoded):
+        head = _encode({k: v for k, v in obj.items() if k != "result"})
+        return f'{head[:-1]},"result":{obj["result"].json}}}'
     try:
         text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except ValueError as exc:

@@ -3,37 +3,51 @@
 What a request means is the codec's business (``jsonrpc.handle_line``) and what a method does
 is the dispatch callable's, so this module only has to get the operating-system details right:
 a private socket (0600 in a 0700 directory, bound under a restrictive umask so there is no
-window), one daemon per socket path, a peer-uid check, and clients that cannot hurt each other.
+window), one daemon per socket path, a peer-uid check, and clients that cannot hurt each other
+or the daemon.
 
-Policies, chosen so that a misbehaving client costs only itself:
+Policies, chosen so that a misbehaving client costs only itself (each limit is a setting):
 
 * Each connection is read by its own task; a client that sends half a line and stalls only
-  blocks its own reader. Complete lines run as concurrent tasks (at most ``max_inflight`` per
-  connection, after which reading pauses and the kernel pushes back on the client); replies
-  may come back out of order, matched by id, and one sender task per connection serialises
-  the writes.
+  blocks its own reader, and is closed after ``idle_line_seconds`` (as is one that connects
+  and never sends a whole line). Complete lines run as concurrent tasks (at most
+  ``max_inflight`` per connection and ``max_requests`` in all, after which reading pauses and
+  the kernel pushes back on the client); replies may come back out of order, matched by id,
+  and one sender task per connection serialises the writes.
 * A line longer than ``max_line_bytes`` is skipped up to its newline without being kept and
   answered with -32600 "request too large"; the connection stays usable.
+* At most ``max_connections`` clients: one more gets an error line and is closed at once, so
+  idle connections cannot use up the daemon's descriptors. Accepting is our own loop: when the
+  process is out of descriptors anyway, it backs off (up to 5 s) and logs once a minute, where
+  asyncio's loop logged ~100 tracebacks a second (668 MB of log in two minutes).
 * Replies and notifications wait in a per-connection queue bounded by ``max_queued_bytes``
-  (one message always fits, however large). A client that does not read until the queue
-  overflows is disconnected and the event is logged: the daemon's memory must not grow
+  (one message always fits, however large), and everything buffered (queued replies and half
+  lines) across all connections by ``max_buffered_bytes``. A client that does not read until a
+  bound is passed is disconnected and the event is logged: the daemon's memory must not grow
   because somebody's plugin hung.
+* A dropped connection takes its work with it: its queued and running requests are cancelled
+  and its unread lines are never run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import socket
 import struct
+import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from sidecar.errors import MethodNotFound, UsageError
 from sidecar.transports.jsonrpc import (
+    DEFAULT_BATCH,
     INVALID_REQUEST,
+    BatchLimits,
     Dispatch,
     encode_error,
     encode_notification,
@@ -46,6 +60,8 @@ __all__ = ["EVENTS", "RpcClient", "RpcServer", "default_socket_path", "is_servin
 
 EVENTS = frozenset({"index.changed", "lint.completed", "reminder.due"})
 MiB = 1024 * 1024
+SERVER_BUSY = -32000
+_OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 _log = logging.getLogger(__name__)
 
 
@@ -61,11 +77,16 @@ class RpcServer:
         socket_path: Path,
         dispatch: Dispatch,
         *,
-        max_line_bytes: int = 64 * MiB,
+        max_line_bytes: int = 16 * MiB,
         read_only_methods: set[str] | None = None,
         max_queued_bytes: int = 64 * MiB,
         max_inflight: int = 32,
         events: frozenset[str] = EVENTS,
+        batch: BatchLimits = DEFAULT_BATCH,
+        max_connections: int = 256,
+        idle_line_seconds: float = 30.0,
+        max_requests: int = 64,
+        max_buffered_bytes: int = 256 * MiB,
     ) -> None:
         self.socket_path = Path(socket_path)
         self._dispatch = dispatch
@@ -74,36 +95,49 @@ class RpcServer:
         self._max_queued = max_queued_bytes
         self._max_inflight = max_inflight
         self._events = events
+        self._batch = batch
+        self._max_connections = max_connections
+        self._idle = idle_line_seconds
+        self._max_requests = max_requests
+        self._budget = _Budget(max_buffered_bytes)
         self._uid = os.getuid()
-        self._server: asyncio.Server | None = None
+        self._sock: socket.socket | None = None
+        self._acceptor: asyncio.Task[None] | None = None
+        self._running: asyncio.Semaphore | None = None
         self._identity: tuple[int, int] | None = None
         self._conns: set[_Connection] = set()
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._refusals = _RateLimited("refused %d connections: %s")
+        self._accept_errors = _RateLimited("accept() failed %d times: %s; backing off")
 
     async def start(self) -> None:
         """Bind and listen; raises SidecarError if another daemon already serves this path."""
         sock = bind_private_socket(self.socket_path)
         try:
-            self._server = await asyncio.start_unix_server(
-                self._serve_connection, sock=sock, limit=self._max_line
-            )
+            sock.listen(128)
         except BaseException:
             sock.close()
             raise
+        self._sock = sock
+        self._running = asyncio.Semaphore(self._max_requests)
         st = os.stat(self.socket_path)
         self._identity = (st.st_dev, st.st_ino)
+        self._acceptor = asyncio.get_running_loop().create_task(self._accept_loop(sock))
 
     async def stop(self) -> None:
         """Close every connection, cancel in-flight requests and remove our socket file."""
-        server, self._server = self._server, None
-        if server is None:
+        sock, self._sock = self._sock, None
+        if sock is None:
             return
-        server.close()
+        if self._acceptor is not None:
+            self._acceptor.cancel()
+            await asyncio.gather(self._acceptor, return_exceptions=True)
+        sock.close()
         await asyncio.sleep(0)  # let just-accepted connections start and see that we stopped
-        handlers = [c.handler for c in self._conns]
+        handlers = list(self._handlers)
         for task in handlers:
             task.cancel()
         await asyncio.gather(*handlers, return_exceptions=True)
-        await server.wait_closed()
         self._remove_socket_file()
 
     async def notify(self, event: str, params: dict[str, Any]) -> None:
@@ -124,19 +158,60 @@ class RpcServer:
         if (st.st_dev, st.st_ino) == self._identity:
             self.socket_path.unlink(missing_ok=True)
 
+    # -- accepting --------------------------------------------------------------------------
+
+    async def _accept_loop(self, sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        delay = 0.0
+        while True:
+            try:
+                client, _ = await loop.sock_accept(sock)
+            except OSError as exc:
+                if exc.errno not in _OUT_OF_RESOURCES:
+                    raise
+                delay = min(max(delay * 2, 0.05), 5.0)
+                self._accept_errors.log(exc.strerror or str(exc))
+                await asyncio.sleep(delay)
+                continue
+            delay = 0.0
+            if len(self._handlers) >= self._max_connections:
+                self._refuse(client)
+                continue
+            task = loop.create_task(self._serve_socket(client))
+            self._handlers.add(task)
+            task.add_done_callback(self._handlers.discard)
+
+    def _refuse(self, client: socket.socket) -> None:
+        why = f"too many connections: at most {self._max_connections} (limits.max_connections)"
+        with contextlib.suppress(OSError):
+            client.setblocking(False)
+            client.send(encode_error(None, SERVER_BUSY, why).encode() + b"\n")
+        client.close()
+        self._refusals.log(why)
+
+    async def _serve_socket(self, client: socket.socket) -> None:
+        try:
+            reader, writer = await asyncio.open_unix_connection(sock=client)
+        except OSError:
+            client.close()
+            return
+        await self._serve_connection(reader, writer)
+
     async def _serve_connection(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        if self._server is None or not self._peer_allowed(writer):
+        if self._sock is None or not self._peer_allowed(writer):
             writer.close()
             return
         handler = asyncio.current_task()
-        assert handler is not None, "asyncio serves each connection in a task"
-        conn = _Connection(writer, handler, self._max_queued)
+        assert handler is not None, "each connection is served in a task"
+        conn = _Connection(writer, handler, self._max_queued, self._budget)
         self._conns.add(conn)
         slots = asyncio.Semaphore(self._max_inflight)
         try:
-            while (line := await self._next_line(reader, conn)) is not None:
+            async for line in self._lines(reader, conn):
+                if conn.closing:
+                    break  # dropped: what it sent and we have not run yet is not run
                 if not line.strip():
                     continue
                 await slots.acquire()
@@ -150,25 +225,76 @@ class RpcServer:
             self._conns.discard(conn)
             await conn.close()
 
-    async def _next_line(self, reader: asyncio.StreamReader, conn: _Connection) -> bytes | None:
-        """The next line, ``None`` at end of stream; oversized lines are skipped and refused."""
-        while True:
+    # -- framing ----------------------------------------------------------------------------
+
+    async def _lines(self, reader: asyncio.StreamReader, conn: _Connection) -> AsyncIterator[bytes]:
+        """Complete lines; an oversized one is answered -32600 and skipped through its
+        newline; half a line left idle (or no line at all) closes the connection."""
+        buf = bytearray()
+        skipping = False  # inside an oversized line, dropping bytes until its newline
+        seen_line = False
+        while not conn.closing:
+            waiting = bool(buf) or skipping or not seen_line
             try:
-                return await reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as exc:
-                return exc.partial or None  # be lenient with a last line lacking its newline
-            except asyncio.LimitOverrunError as exc:
-                if not await _skip_line(reader, exc.consumed):
-                    return None
-                message = f"request too large: a line may hold at most {self._max_line} bytes"
-                conn.send(encode_error(None, INVALID_REQUEST, message).encode() + b"\n")
+                chunk = await asyncio.wait_for(
+                    reader.read(1 << 16), self._idle if waiting else None
+                )
+            except TimeoutError:
+                if not (buf or skipping or self._crowded()):
+                    continue  # connected, nothing sent yet: closed only when seats run short
+                why = f"closing: half a request line idle for {self._idle:g} s (limits.idle_line_seconds)"
+                conn.send(encode_error(None, INVALID_REQUEST, why).encode() + b"\n")
+                return
+            if not chunk:  # the client's end of the stream; a last line may lack its newline
+                if buf and not skipping:
+                    yield bytes(buf)
+                return
+            start = 0
+            while (nl := chunk.find(b"\n", start)) >= 0:
+                piece, start = chunk[start:nl], nl + 1
+                if skipping:
+                    skipping = False
+                    continue
+                charged = len(buf)
+                if charged + len(piece) > self._max_line:
+                    self._too_large(conn)
+                else:
+                    buf += piece
+                    yield bytes(buf)
+                seen_line = True
+                conn.hold(-charged)
+                buf.clear()
+            rest = chunk[start:]
+            if skipping or not rest:
+                continue
+            if len(buf) + len(rest) > self._max_line:
+                self._too_large(conn)
+                conn.hold(-len(buf))
+                buf.clear()
+                skipping = True
+            else:
+                buf += rest
+                conn.hold(len(rest))
+
+    def _crowded(self) -> bool:
+        """Over half the connection seats taken: a connection that never sent a line is
+        closed after ``idle_line_seconds`` (1,100 such locked every client out before)."""
+        return len(self._handlers) * 2 > self._max_connections
+
+    def _too_large(self, conn: _Connection) -> None:
+        message = f"request too large: a line may hold at most {self._max_line} bytes"
+        conn.send(encode_error(None, INVALID_REQUEST, message).encode() + b"\n")
+
+    # -- answering --------------------------------------------------------------------------
 
     async def _answer(self, conn: _Connection, line: bytes, slots: asyncio.Semaphore) -> None:
         async def dispatch(method: str, params: dict[str, Any]) -> Any:
             return await self._route(conn, method, params)
 
+        assert self._running is not None
         try:
-            reply = await handle_line(line, dispatch)
+            async with self._running:
+                reply = await handle_line(line, dispatch, self._batch)
             if reply is not None:
                 conn.send(reply.encode() + b"\n")
         except Exception:  # handle_line answers everything; this is a bug, keep serving
@@ -212,80 +338,126 @@ class RpcServer:
         return True
 
 
+class _Budget:
+    """Bytes buffered across all connections (queued replies, half lines). Over the limit,
+    the connection holding the most is dropped."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self.holders: set[_Connection] = set()
+
+    def charge(self, conn: _Connection, n: int) -> None:
+        n = max(n, -conn.held)  # a dropped connection released everything at once
+        conn.held += n
+        self.used += n
+        if n > 0 and self.used > self.limit:
+            victim = max(self.holders, key=lambda c: c.held, default=conn)
+            victim.drop(f"the daemon holds {self.used} buffered bytes for its clients "
+                        f"(limits.max_buffered_bytes {self.limit}); this one held {victim.held}")  # fmt: skip
+
+
+class _RateLimited:
+    """A log line at most once a minute, with how often it happened meanwhile."""
+
+    def __init__(self, template: str, every: float = 60.0) -> None:
+        self.template = template
+        self.every = every
+        self._count = 0
+        self._last = -every
+
+    def log(self, detail: str) -> None:
+        self._count += 1
+        now = time.monotonic()
+        if now - self._last >= self.every:
+            _log.warning(self.template, self._count, detail)
+            self._count, self._last = 0, now
+
+
 class _Connection:
     """One client: its subscriptions, in-flight requests and bounded outgoing queue."""
 
-    def __init__(
-        self, writer: asyncio.StreamWriter, handler: asyncio.Task[Any], max_queued: int
-    ) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, handler: asyncio.Task[Any], max_queued: int,
+                 budget: _Budget) -> None:  # fmt: skip
         self.writer = writer
         self.handler = handler
         self.events: set[str] = set()
         self.tasks: set[asyncio.Task[None]] = set()
+        self.held = 0  # bytes charged to the budget
+        self._budget = budget
         self._max_queued = max_queued
         self._queue: list[bytes] = []
         self._queued = 0
         self._wake = asyncio.Event()
-        self._closing = False
+        self.closing = False
+        budget.holders.add(self)
         self._sender = asyncio.create_task(self._send_loop())
+
+    def hold(self, n: int) -> None:
+        """``n`` more bytes of a half line buffered (negative: released)."""
+        if n:
+            self._budget.charge(self, n)
 
     def send(self, data: bytes) -> None:
         """Queue ``data``; drop the connection instead if its reader has fallen too far behind."""
-        if self._closing:
+        if self.closing:
             return
         if self._queue and self._queued + len(data) > self._max_queued:
-            _log.warning(
-                "dropping a client that does not read its replies (%d bytes queued)", self._queued
-            )
-            self._closing = True
-            self._queue.clear()
-            for task in self.tasks:
-                task.cancel()
-            self.writer.transport.abort()
+            self.drop(f"it does not read its replies ({self._queued} bytes queued)")
             return
         self._queue.append(data)
         self._queued += len(data)
+        self._budget.charge(self, len(data))
         self._wake.set()
+
+    def drop(self, why: str) -> None:
+        """Disconnect now, cancelling what it asked for: nobody will read the answers."""
+        if self.closing:
+            return
+        _log.warning("dropping a client: %s", why)
+        self.closing = True
+        self._clear()
+        for task in self.tasks:
+            task.cancel()
+        self.writer.transport.abort()
+
+    def _clear(self) -> None:
+        self._queue.clear()
+        self._queued = 0
+        self._budget.charge(self, -self.held)
 
     async def _send_loop(self) -> None:
         try:
-            while not (self._closing and not self._queue):
+            while not (self.closing and not self._queue):
                 await self._wake.wait()
                 self._wake.clear()
                 batch, self._queue, self._queued = self._queue, [], 0
                 for data in batch:
                     self.writer.write(data)
+                    self._budget.charge(self, -len(data))
                     await self.writer.drain()
-        except OSError:  # the peer went away; the reader side notices and cleans up
-            self._closing = True
+        except OSError:  # the peer went away: its remaining work is for nobody
+            for task in self.tasks:
+                task.cancel()
+            self.closing = True
 
     async def finish(self) -> None:
         """The client hung up its side: let in-flight requests answer, then flush."""
         await asyncio.gather(*self.tasks, return_exceptions=True)
-        self._closing = True
+        self.closing = True
         self._wake.set()
         await self._sender
 
     async def close(self) -> None:
-        self._closing = True
+        self.closing = True
         pending = [*self.tasks, self._sender]
         for task in pending:
             task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-        self.writer.close()
+        try:
+            await asyncio.gather(*pending, return_exceptions=True)
+        finally:  # also when the server's stop cancels us here: the transport must close
+            self._clear()
+            self._budget.holders.discard(self)
+            self.writer.close()
         with contextlib.suppress(OSError):
             await self.writer.wait_closed()
-
-
-async def _skip_line(reader: asyncio.StreamReader, consumed: int) -> bool:
-    """Discard an oversized line through its newline; False if the stream ended first."""
-    try:
-        while True:
-            await reader.readexactly(consumed)
-            try:
-                await reader.readuntil(b"\n")
-                return True
-            except asyncio.LimitOverrunError as exc:
-                consumed = exc.consumed
-    except asyncio.IncompleteReadError:
-        return False
