@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from sidecar.api.memory_methods import fresh, when
-from sidecar.api.registry import Agent, EntryId, Method, Params, long_text
+from sidecar.api.registry import Agent, EntryId, Method, Params
 from sidecar.core.paging import page
 from sidecar.errors import UsageError
 from sidecar.services import reminders
@@ -23,8 +23,7 @@ from sidecar.services.session import DEFAULT_BUDGET, session_start
 
 
 class RecallParams(Params):
-    prompt: str = Field(description="The user's prompt (or any question).",
-                        json_schema_extra=long_text(100_000))  # fmt: skip
+    prompt: str = Field(description="The user's prompt (or any question).", max_length=100_000)
     max_notes: int | None = Field(None, ge=0, le=20, description="At most this many notes "
                                   "(default: setting recall.max_notes, 4).")  # fmt: skip
     max_memory: int | None = Field(None, ge=0, le=20, description="At most this many memory "

@@ -51,8 +51,7 @@ class WriteParams(Params):
     )
     title: str = Field(min_length=1, description="One line that states the fact.")
     entry_type: EntryType = Field("topic", description="The kind of entry (default topic).")
-    content: str = Field("", description="The body, Markdown.",
-                         json_schema_extra=long_text(MAX_BODY))  # fmt: skip
+    content: str = Field("", description="The body, Markdown.", max_length=MAX_BODY)
     tags: list[str] = Field(default_factory=list, description="Short topic words, e.g. "
                             "[\"redis\", \"sessions\"].")  # fmt: skip
     due_in: float | None = Field(None, ge=0, description="Reminder: seconds until due.")
@@ -106,8 +105,9 @@ class SearchParams(Params):
 class UpdateParams(Params):
     id: EntryId = Id
     title: str | None = Field(None, min_length=1, description="New title.")
-    content: str | None = Field(None, description="New body (replaces it).")
-    append: str | None = Field(None, description="Text added at the end of the body.")
+    content: str | None = Field(None, description="New body (replaces it).", max_length=MAX_BODY)
+    append: str | None = Field(None, description="Text added at the end of the body.",
+                               max_length=MAX_BODY)  # fmt: skip
     tags: list[str] | None = Field(None, description="New tags (replace them).")
     status: Literal["confirmed", "refuted", "archived"] | None = Field(
         None, description="confirmed: still true; refuted: no longer true; archived: put away."

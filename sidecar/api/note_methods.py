@@ -21,6 +21,7 @@ from sidecar.services.context import Services
 Note = Field(description=NOTE_FIELD_HELP)
 Hash = Field(None, description="From read_note: refused if the note changed since.")
 CONTEXT_CHARS = 240
+MAX_NOTE = 5_000_000  # characters of note text a request may carry (index.max_file_bytes)
 
 
 class ReadParams(Params):
@@ -35,7 +36,8 @@ class ReadParams(Params):
 
 class WriteParams(Params):
     path: VaultPath = Field(description="Vault-relative path (.md optional).")
-    content: str = Field(description="The whole note, frontmatter included.")
+    content: str = Field(description="The whole note, frontmatter included.",
+                         max_length=MAX_NOTE)  # fmt: skip
     expected_hash: str | None = Hash
     overwrite: bool = Field(False, description="Replace an existing note without a hash.")
 
@@ -43,10 +45,11 @@ class WriteParams(Params):
 class EditParams(Params):
     note: VaultPath = Note
     find: str | None = Field(None, description="Exact text to replace (once, unless "
-                             "replace_all).")  # fmt: skip
-    replace: str = Field("", description="Its replacement.")
+                             "replace_all).", max_length=MAX_NOTE)  # fmt: skip
+    replace: str = Field("", description="Its replacement.", max_length=MAX_NOTE)
     replace_all: bool = Field(False, description="Replace every occurrence.")
-    append: str | None = Field(None, description="Text to add at the end of the section.")
+    append: str | None = Field(None, description="Text to add at the end of the section.",
+                               max_length=MAX_NOTE)  # fmt: skip
     heading: str | None = Field(None, description="With append: the section (default: the "
                                 "whole note).")  # fmt: skip
     expected_hash: str | None = Hash
