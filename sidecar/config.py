@@ -1,4 +1,9 @@
-"""Settings: one table, read from ``<vault>/.sidecar/config.toml``, ``SIDECAR_*`` and flags.
+"""Settings: one table, read from the user's config, the vault's, ``SIDECAR_*`` and flags.
+
+The vault's own ``.sidecar/config.toml`` travels with a shared or cloned vault, so it may not set
+what would send note text off the machine or write outside the vault (``USER_ONLY``): those come
+from ``$XDG_CONFIG_HOME/sidecar/config.toml``, the environment or flags, and a vault file that sets
+one is ignored for that key with one warning naming it.
 
 ``SETTINGS`` is the single list of keys: ``sidecar init`` writes it as commented TOML, the docs are
 generated from it, and a test checks both. Only composition roots (the CLI group, the daemon's
@@ -8,9 +13,10 @@ wiring) call ``load_settings``; everything else receives plain values.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +100,48 @@ SETTINGS: tuple[Setting, ...] = (
 )  # fmt: skip
 
 _DEFAULTS = {s.key: s.default for s in SETTINGS}
+_log = logging.getLogger(__name__)
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+def _remote_model(value: Any) -> bool:
+    return str(value).strip().partition(":")[0] in ("openai", "ollama")
+
+
+def _outside_vault(value: Any) -> bool:
+    path = Path(str(value))
+    return str(value).startswith("~") or path.is_absolute() or ".." in path.parts
+
+
+# key -> (is this value one only the user may choose?, what it would do from a shared vault)
+USER_ONLY: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "index.data_dir": (_always, "writes the index outside the vault"),
+    "embed.model": (_remote_model, "local models only: openai: and ollama: send note text to a "
+                    "server"),
+    "daemon.socket_path": (_always, "creates the socket outside the vault"),
+    "memory.folder": (_outside_vault, "vault-relative only: an absolute, ~ or .. folder is "
+                      "outside the vault"),
+    **{s.key: (_always, "limits guard the daemon against its clients; a vault may not loosen "
+               "them") for s in SETTINGS if s.key.startswith("limits.")},
+}  # fmt: skip
+_warned: set[tuple[Path, str]] = set()
+
+
+def trust(key: str) -> str:
+    """What the vault's own config may set for ``key``, in words (the docs' table)."""
+    rule = USER_ONLY.get(key)
+    if rule is None:
+        return "yes"
+    return f"no (user-only): {rule[1]}" if rule[0] is _always else rule[1]
+
+
+def user_only(key: str, value: Any) -> str | None:
+    """Why the vault's own config may not set ``key`` to ``value``; None when it may."""
+    rule = USER_ONLY.get(key)
+    return rule[1] if rule is not None and rule[0](value) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +193,17 @@ def config_path(vault: Path) -> Path:
     return vault / ".sidecar" / "config.toml"
 
 
+def user_config_path(env: Mapping[str, str]) -> Path:
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "sidecar" / "config.toml"
+
+
 def load_settings(
     vault: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None
 ) -> Settings:
     values = dict(_DEFAULTS)
-    values.update(_from_file(config_path(vault)))
+    values.update(_from_file(user_config_path(env)))
+    values.update(_vault_safe(config_path(vault), _from_file(config_path(vault)), env))
     values.update(_from_env(env))
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return Settings(vault, values)
@@ -171,6 +225,20 @@ def _from_file(path: Path) -> dict[str, Any]:
             if key not in _DEFAULTS:
                 raise UsageError(f"{path}: unknown setting {key}")
             out[key] = _check(key, value)
+    return out
+
+
+def _vault_safe(path: Path, values: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    out = {}
+    for key, value in values.items():
+        why = user_only(key, value)
+        if why is None:
+            out[key] = value
+        elif (path, key) not in _warned:  # once per process: the daemon re-reads on SIGHUP
+            _warned.add((path, key))
+            _log.warning("sidecar: ignoring %s in %s: only your own config (%s), SIDECAR_%s or "
+                         "a flag may set it (%s)", key, path, user_config_path(env),
+                         key.replace(".", "_").upper(), why)  # fmt: skip
     return out
 
 
@@ -219,14 +287,18 @@ def _check(key: str, value: Any) -> Any:
 def render_config() -> str:
     """The commented config file ``sidecar init`` writes: every key, at its default."""
     lines = ["# Vault Sidecar settings. Every key is shown at its default, commented out.",
-             "# Environment variables SIDECAR_<SECTION>_<KEY> and command-line flags override it."]  # fmt: skip
+             "# Environment variables SIDECAR_<SECTION>_<KEY> and command-line flags override it.",
+             "# This file travels with the vault, so user-only keys are ignored here: set them in",
+             "# ~/.config/sidecar/config.toml ($XDG_CONFIG_HOME), the environment or a flag."]  # fmt: skip
     section = ""
     for s in SETTINGS:
         sec, name = s.key.split(".", 1)
         if sec != section:
             lines += ["", f"[{sec}]"]
             section = sec
-        lines += [f"# {s.help}", f"# {name} = {_toml(s.default)}"]
+        where = trust(s.key)
+        mark = "" if where == "yes" else f" In this file: {where}."
+        lines += [f"# {s.help}{mark}", f"# {name} = {_toml(s.default)}"]
     return "\n".join(lines) + "\n"
 
 

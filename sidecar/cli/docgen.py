@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from sidecar.api import build_registry
-from sidecar.config import SETTINGS
+from sidecar.config import SETTINGS, trust
 from sidecar.errors import ERROR_CLASSES
 from sidecar.transports import mcp_tools
 
@@ -85,10 +85,19 @@ def _commands(group: click.Group, prefix: str) -> list[tuple[str, click.Command]
 
 def settings_markdown() -> str:
     lines = [HEADER + "# Settings\n",
-             "In `<vault>/.sidecar/config.toml` (`sidecar init` writes them all, commented), "
-             "overridden by `SIDECAR_<SECTION>_<KEY>` environment variables.\n",
-             "| key | default | meaning |", "|---|---|---|"]  # fmt: skip
-    lines += [f"| `{s.key}` | `{json.dumps(s.default)}` | {s.help} |" for s in SETTINGS]
+             "Read in this order, each overriding the one before: the user's own "
+             "`$XDG_CONFIG_HOME/sidecar/config.toml` (`~/.config/sidecar/config.toml`), the vault's "
+             "`<vault>/.sidecar/config.toml` (`sidecar init` writes every key there, commented), "
+             "`SIDECAR_<SECTION>_<KEY>` environment variables, then flags.\n",
+             "**Trust.** The vault's file travels with a vault someone shares or clones, so it may "
+             "not set what would send note text off the machine or write outside the vault. Those "
+             "settings (*user-only* below) come only from your own config, the environment or "
+             "flags; a vault file that sets one is ignored for that key, with one warning naming "
+             "it.\n",
+             "| key | default | in the vault's file | meaning |", "|---|---|---|---|"]  # fmt: skip
+    lines += [
+        f"| `{s.key}` | `{json.dumps(s.default)}` | {trust(s.key)} | {s.help} |" for s in SETTINGS
+    ]
     return "\n".join(lines) + "\n"
 
 
