@@ -7,14 +7,14 @@ relation name of the taxonomy and a value under it to a note, written ``"[[name]
 
 from __future__ import annotations
 
-import functools
+import heapq
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from sidecar.core.link_spans import frontmatter_end
-from sidecar.lsp.names import Names
+from sidecar.lsp.names import LinkName, Names
 
 Kind = Literal["note", "heading", "block", "relation", "relation_target"]
 MAX_ITEMS = 100
@@ -104,40 +104,40 @@ def items(ctx: Context, names: Names, source: str) -> tuple[list[Item], bool]:
 
 
 def _notes(ctx: Context, names: Names) -> list[Item]:
+    """The best ``MAX_ITEMS + 1`` candidates (one more tells the caller the list was cut):
+    every name is ranked, an ``Item`` is built only for those shown."""
     prefix = ctx.prefix.strip().lower()
-    wrap = ctx.kind == "relation_target"
-    close = "]]" if ctx.close else ""
-    out = []
-    for note in names.notes.values():
-        candidates = [(note.link, note.link, "")]
-        # in the frontmatter an alias completes to the note itself: a relation has no label
-        shown = "{0}" if wrap else "{0}|{1}"
-        candidates += [(a, shown.format(note.link, a), "alias of ") for a in note.aliases]
-        for label, insert, how in candidates:
-            rank = _rank(prefix, label.lower(), note.path.lower())
-            if rank is None:
-                continue
-            text = f'"[[{insert}]]"' if wrap else insert + close
-            detail = f"{how}{note.path}" if how or note.title == label else note.title
-            out.append(Item(label, text, detail, ctx.kind, f"{rank}{len(label):04d}{label}"))
-    return out
+    ranked = []
+    for seq, name in enumerate(names.link_names()):
+        rank = _rank(prefix, name)
+        if rank is not None:
+            ranked.append((rank, len(name.label), name.label, seq))
+    table = names.link_names()
+    return [_item(ctx, table[seq], f"{rank}{size:04d}{label}")
+            for rank, size, label, seq in heapq.nsmallest(MAX_ITEMS + 1, ranked)]  # fmt: skip
 
 
-def _rank(prefix: str, label: str, path: str) -> int | None:
+def _item(ctx: Context, name: LinkName, sort: str) -> Item:
+    note, wrap = name.note, ctx.kind == "relation_target"
+    insert = note.link
+    if name.alias:  # in the frontmatter an alias completes to the note itself: no label there
+        insert = note.link if wrap else f"{note.link}|{name.label}"
+    text = f'"[[{insert}]]"' if wrap else insert + ("]]" if ctx.close else "")
+    how = "alias of " if name.alias else ""
+    detail = f"{how}{note.path}" if how or note.title == name.label else note.title
+    return Item(name.label, text, detail, ctx.kind, sort)
+
+
+def _rank(prefix: str, name: LinkName) -> int | None:
     """0: the name starts with the prefix, 1: a dotted/slashed part does, 2: it contains it."""
-    if not prefix or label.startswith(prefix):
+    if not prefix or name.lower.startswith(prefix):
         return 0
-    if any(part.startswith(prefix) for part in _parts(label)):
-        return 1
-    if prefix in label or prefix in path:
+    for part in name.parts:
+        if part.startswith(prefix):
+            return 1
+    if prefix in name.lower or prefix in name.path:
         return 2
     return None
-
-
-@functools.lru_cache(maxsize=16384)
-def _parts(label: str) -> tuple[str, ...]:
-    """A name's dotted, slashed or spaced parts (cached: the same names every keystroke)."""
-    return tuple(re.split(r"[./ _-]", label))
 
 
 def _anchors(

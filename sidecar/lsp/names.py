@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,20 @@ class NoteName:
     blocks: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class LinkName:
+    """A name a link may complete to (a note's link name or one of its aliases), lowered and
+    split into its dotted, slashed or spaced parts once per catalog: completion ranks every
+    name on every keystroke."""
+
+    label: str
+    lower: str
+    parts: tuple[str, ...]
+    path: str  # the note's path, lowered
+    note: NoteName
+    alias: bool
+
+
 @dataclass
 class Names:
     version: int = -1
@@ -38,6 +53,7 @@ class Names:
     relations: list[tuple[str, str | None]] = field(default_factory=list)
     catalog: Catalog = field(default_factory=Catalog)
     counts: Mapping[str, int] = field(default_factory=dict)
+    _link_names: list[LinkName] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_catalog(cls, data: Mapping[str, Any]) -> Names:
@@ -53,6 +69,16 @@ class Names:
         keys = (NoteKey(r["path"], tuple(r["aliases"]), r["id"]) for r in rows)
         relations = [(r["name"], r.get("inverse")) for r in data.get("relations", [])]
         return cls(int(data["version"]), notes, relations, Catalog.build(keys), counts)
+
+    def link_names(self) -> list[LinkName]:
+        if self._link_names is None:
+            self._link_names = [
+                LinkName(label, label.lower(), tuple(re.split(r"[./ _-]", label.lower())),
+                         note.path.lower(), note, alias)
+                for note in self.notes.values()
+                for label, alias in [(note.link, False), *((a, True) for a in note.aliases)]
+            ]  # fmt: skip
+        return self._link_names
 
     def resolve(self, name: str, source: str) -> str | None:
         """The note ``[[name]]`` written in ``source`` leads to, if exactly one."""

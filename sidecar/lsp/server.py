@@ -112,14 +112,24 @@ class Scope:
         return doc.version if doc is not None else None
 
     def position(self, lines: Sequence[str], pos: t.Position) -> tuple[int, int]:
-        p = self.ls.workspace.position_codec.position_from_client_units(list(lines), pos)
+        p = self.ls.workspace.position_codec.position_from_client_units(lines, pos)
         return p.line, p.character
 
     def range(self, lines: Sequence[str], line: int, start: int, end: int,
               end_line: int | None = None) -> t.Range:  # fmt: skip
-        raw = t.Range(t.Position(line, start), t.Position(line if end_line is None else end_line,
-                                                          end))  # fmt: skip
-        return self.ls.workspace.position_codec.range_to_client_units(list(lines), raw)
+        last = line if end_line is None else end_line
+        return t.Range(self._to_client(lines, line, start), self._to_client(lines, last, end))
+
+    def _to_client(self, lines: Sequence[str], line: int, col: int) -> t.Position:
+        """What pygls' ``position_to_client_units`` answers, without its count character by
+        character in Python when the text is ASCII (every encoding counts characters there):
+        a hub's references place thousands of positions."""
+        try:
+            before = lines[line][:col]
+        except IndexError:
+            return t.Position(len(lines), 0)
+        units = self.ls.workspace.position_codec.client_num_units
+        return t.Position(line, len(before) if before.isascii() else units(before))
 
     def link_range(self, lines: Sequence[str], link: LinkAt) -> t.Range:
         return self.range(lines, link.line, link.start, link.end)
