@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import shutil
 import statistics
@@ -121,26 +122,44 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=300)
     ap.add_argument("--pin", action="store_true", help="pass --vault (code before the editor "
                     "named the vault)")  # fmt: skip
+    ap.add_argument("--server", action="append", default=[], metavar="LABEL=PATH",
+                    help="a checkout whose language server is measured (repeatable; default: "
+                    "this one); the servers share one daemon and take turns, ABBA")  # fmt: skip
     args = ap.parse_args()
+    servers = [s.split("=", 1) for s in args.server] or [["now", ""]]
     state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scl"))
     vault = state / "vault"
     shutil.copytree(args.vault, vault)
     env = {k: v for k, v in daemon_env(state, model="tiny").items() if k != "SIDECAR_VAULT"}
     d = start(vault, env, wait=600)
     env["SIDECAR_BENCH_SOCKET"] = str(d.socket)
-    try:
-        out = asyncio.run(measure(vault, env, args.n, random.Random(11), args.pin))
+    out: dict[str, dict[str, list[float]]] = {label: {} for label, _ in servers}
+    began = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    try:  # two rounds, the second in reverse order, the same requests for every server
+        rounds = [servers] if len(servers) == 1 else [servers, servers[::-1]]
+        for r, order in enumerate(rounds):
+            for label, path in order:
+                run_env = {**env, "PYTHONPATH": path} if path else env
+                got = asyncio.run(measure(vault, run_env, args.n // len(rounds),
+                                          random.Random(11 + r), args.pin))  # fmt: skip
+                for key, values in got.items():
+                    out[label].setdefault(key, []).extend(values)
     finally:
         d.stop()
         shutil.rmtree(state, ignore_errors=True)
     notes = sum(1 for _ in args.vault.rglob("*.md"))
     print(f"`sidecar lsp` over stdio on {args.vault.parent.name} ({notes} notes), {args.n} "
-          f"requests each. {describe()}\n")  # fmt: skip
+          f"requests each. {describe()}. Load average at the start {began}, at the end "
+          f"{' / '.join(f'{x:.2f}' for x in os.getloadavg())}.\n")  # fmt: skip
     print(f"Edited note: `{edited_note(args.vault)}`.\n")
-    print("| request | p50 ms | p95 ms | max ms |\n|---|---|---|---|")
-    for key, values in out.items():
-        print(f"| {key} | {statistics.median(values):.1f} | {pct(values, 0.95):.1f} | "
-              f"{max(values):.1f} |")  # fmt: skip
+    for label, path in servers:
+        if len(servers) > 1:
+            print(f"{label} (`{path}`):\n")
+        print("| request | p50 ms | p95 ms | max ms |\n|---|---|---|---|")
+        for key, values in out[label].items():
+            print(f"| {key} | {statistics.median(values):.1f} | {pct(values, 0.95):.1f} | "
+                  f"{max(values):.1f} |")  # fmt: skip
+        print()
 
 
 if __name__ == "__main__":
