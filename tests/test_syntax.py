@@ -32,3 +32,16 @@ def test_fast_parser_renders_what_marko_renders(gfm: bool) -> None:
     stock = Markdown(extensions=[GFM] if gfm else [])
     differ = [text for text in _texts(gfm) if fast.convert(text) != stock.convert(text)]
     assert differ == []
+
+
+def test_text_only_paragraphs_read_as_parsed_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index's parser leaves paragraphs without links, tags, HTML or code unparsed; what
+    the index reads (headings, blocks, links and their context, tags, ids, hidden spans) is
+    what the full inline parse gives, on every spec example and every note of the vaults."""
+    from sidecar.core import markdown
+
+    texts = [markdown.normalise(t) for t in _texts(True)]
+    fast = [markdown.parse_body(t) for t in texts]
+    monkeypatch.setattr(markdown, "_PARSER", syntax.new_parser(text_only_plain=False))
+    full = [markdown.parse_body(t) for t in texts]
+    assert [i for i, (a, b) in enumerate(zip(fast, full, strict=True)) if a != b] == []

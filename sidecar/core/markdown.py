@@ -25,7 +25,7 @@ from sidecar.core import syntax
 from sidecar.core.links import markdown_link, wikilink
 from sidecar.core.model import Block, Heading, LinkRef
 
-_PARSER = syntax.new_parser()
+_PARSER = syntax.new_parser(text_only_plain=True)
 CONTEXT_CHARS = 400
 # Cut marks are ASCII: one "…" in a string makes CPython store all of it at two bytes a
 # character, and the index keeps every link's context in memory (~200 MB at 100k notes).

@@ -207,6 +207,8 @@ def _fast_paragraph(base: type[Any]) -> type[Any]:
 
     def break_paragraph(cls: type[Any], source: Source, lazy: bool = False) -> bool:
         line = source.next_line()
+        if line is None and not lazy:
+            return False  # outside the open containers' prefix no element matches
         if line is not None:
             body = line.lstrip(" ")
             indent = len(line) - len(body)
@@ -218,6 +220,66 @@ def _fast_paragraph(base: type[Any]) -> type[Any]:
              "break_paragraph": classmethod(break_paragraph)}  # fmt: skip
     fast = type(base.__name__, (base,), attrs)
     return fast
+
+
+class BlankLine(block.BlankLine):
+    """marko's blank line, told apart from a line with text by its first character: only a
+    line whose first character after the prefix is whitespace still needs the full check."""
+
+    override = True
+
+    @classmethod
+    def match(cls, source: Source) -> bool:
+        first = source.first_char()  # type: ignore[attr-defined]
+        if first is None or (first and not first.isspace()):
+            return False
+        return bool(super().match(source))
+
+
+class List(block.List):
+    """marko's list, asking the parser's blank line (marko's ``List.parse`` names its own)."""
+
+    override = True
+
+    @classmethod
+    def parse(cls, source: Source) -> block.List:
+        state = cls(source.context.list_info)
+        children = []
+        tight = True
+        has_blank_line = False
+        parser = source.parser
+        item: Any = parser.block_elements["ListItem"]
+        blank = parser.block_elements["BlankLine"]
+        with source.under_state(state):
+            while not source.exhausted:
+                item_start = source._current_pos
+                if item.match(source):
+                    el: Any = item.parse(source)
+                    if not isinstance(el, block.BlockElement):
+                        el = item(el)
+                    el.source_span = (item_start, source.pos)
+                    children.append(el)
+                    source.anchor()
+                    if has_blank_line:
+                        tight = False
+                elif blank.match(source):
+                    blank.parse(source)
+                    has_blank_line = True
+                else:
+                    source.reset()
+                    break
+        tight = tight and not any(
+            isinstance(e, block.BlankLine) for el in children for e in el.children
+        )
+        if tight:
+            for el in children:
+                el._tight = tight
+                for child in el.children:
+                    if isinstance(child, block.Paragraph):
+                        child._tight = tight
+        state.children = children
+        state.tight = tight
+        return state
 
 
 _MAX_OPEN = 64  # brackets open at once; no note nests links this deep
@@ -289,6 +351,7 @@ class FastSource(Source):
         self._prefix_at = (-1, -1, 0)  # (pos, version, prefix length)
         self._first_at: tuple[int, int, str | None] = (-1, -1, None)
         self._line_at: tuple[int, Any] = (-1, None)
+        self._next_at: tuple[int, int, Any, str | None] = (-1, -1, None, None)
         self._prefix_cache = (-1, "")
         self._patterns: dict[str, re.Pattern[str]] = {}
 
@@ -377,12 +440,30 @@ class FastSource(Source):
         return self.match
 
     def next_line(self, require_prefix: bool = True) -> Any:
-        m = self.expect_re(_LINE_LAZY) if require_prefix else self._whole_line(self.pos)
+        if not require_prefix:
+            m = self.match = self._whole_line(self.pos)
+            return m.group() if m else None
+        pos, version, m, line = self._next_at
+        if pos != self.pos or version != self._version:
+            m = self.expect_re(_LINE_LAZY)
+            line = m.group() if m else None
+            self._next_at = (self.pos, self._version, m, line)
         self.match = m
-        return m.group() if m else None
+        return line
+
+
+# Everything the index reads out of a paragraph's inline parse starts with one of these:
+# links, wikilinks and embeds, tags, block ids, raw HTML and autolinks, and the code spans,
+# comments and math that hide them.
+_INDEXED = re.compile(r"[\[<#^`%$]")
 
 
 class FastParser(Parser):
+    #: Leave a paragraph or table cell without any of ``_INDEXED`` as one run of text (its
+    #: emphasis unparsed): what the index reads of it is the same, and rendering it is not
+    #: the index's job. Off for a parser whose output is rendered.
+    text_only_plain = False
+
     def parse(self, text: str) -> block.Document:
         """marko's ``Parser.parse`` over a ``FastSource``."""
         source = FastSource(text)
@@ -441,6 +522,19 @@ class FastParser(Parser):
         self._link_or_emph = LinkOrEmph
         self._inline_list: list[tuple[Any, str]] | None = None
 
+    def parse_inline(self, element: block.BlockElement, source: Source) -> None:
+        body = element.inline_body
+        if (self.text_only_plain and body and isinstance(element, _PLAIN_BLOCKS)
+                and _INDEXED.search(body) is None):  # fmt: skip
+            fallback = self.inline_elements["RawText"]
+            element.children = inline_parser.make_elements(
+                [], body, fallback=fallback, positions=element._inline_positions
+            )
+            element.inline_body = ""
+            element._inline_positions = None
+            return
+        super().parse_inline(element, source)
+
     def _parse_inline(self, text: str, source: Source, positions: Any = None) -> Any:
         """marko's ``inline_parser.parse`` with ``_find_links_or_emphs`` in its place, and
         without asking an element to search a text that lacks the character it starts with."""
@@ -483,7 +577,8 @@ FAST_COMMONMARK: tuple[type[Any], ...] = (
     _opens_with("`~", block.FencedCode),
     _opens_with("-_*", block.ThematicBreak, False),
     _opens_with("<", block.HTMLBlock, False),
-    _opens_with("-*+0123456789", block.List, False),
+    BlankLine,
+    _opens_with("-*+0123456789", List, False),
     _opens_with("-*+0123456789", block.ListItem, False),
     _opens_with("[", block.LinkRefDef, False),
     _opens_with(">", block.Quote),
@@ -511,8 +606,12 @@ OBSIDIAN: tuple[type[Any], ...] = (
 )
 
 
-def new_parser() -> Parser:
+_PLAIN_BLOCKS = (block.Paragraph, gfm.TableCell)
+
+
+def new_parser(*, text_only_plain: bool = False) -> Parser:
     parser = FastParser()
+    parser.text_only_plain = text_only_plain
     for element in (*FAST_COMMONMARK, *FAST_GFM, *OBSIDIAN):
         parser.add_element(element)
     return parser

@@ -14,9 +14,10 @@ from typing import Any
 
 from sidecar.core.chunks import ChunkOptions
 from sidecar.core.model import NoteRecord, ParsedNote
-from sidecar.core.note import content_hash, parse_note
+from sidecar.core.note import content_hash
 from sidecar.core.plan import Candidates, Indexed, candidates, classify
 from sidecar.profiling import profile_as
+from sidecar.services.parse_worker import parse_all
 from sidecar.services.state import IndexState
 from sidecar.store.lance import IndexStore
 from sidecar.store.vaultfs import NoteFile, Vault
@@ -163,15 +164,8 @@ class Indexer:
         hashes: dict[str, str],
         progress: Progress | None,
     ) -> list[ParsedNote]:
-        paths = list(paths)
-        out = []
-        for i, path in enumerate(paths):
-            text = files[path].text
-            assert text is not None
-            out.append(parse_note(path, text, hashes[path], self.chunk_options))
-            if progress is not None and (i % 50 == 0 or i == len(paths) - 1):
-                progress(i + 1, len(paths))
-        return out
+        jobs = [(p, files[p].text or "", hashes[p]) for p in paths]
+        return parse_all(jobs, self.chunk_options, progress)
 
     @staticmethod
     def _record(note: ParsedNote, f: NoteFile) -> NoteRecord:
