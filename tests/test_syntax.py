@@ -45,3 +45,13 @@ def test_text_only_paragraphs_read_as_parsed_ones(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(markdown, "_PARSER", syntax.new_parser(text_only_plain=False))
     full = [markdown.parse_body(t) for t in texts]
     assert [i for i, (a, b) in enumerate(zip(fast, full, strict=True)) if a != b] == []
+
+
+def test_callouts_are_read_as_callouts() -> None:
+    """A shortcut takes the place of the element it wraps: the callout's, not the plain
+    quote's (marko names an override after its direct base only)."""
+    from sidecar.core import markdown
+
+    quote = markdown._PARSER.parse("> [!Warning]- Mind the gap\n> body [[Link]]\n").children[0]
+    assert isinstance(quote, syntax.Callout)
+    assert (quote.kind, quote.title) == ("warning", "Mind the gap")

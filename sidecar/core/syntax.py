@@ -189,7 +189,13 @@ def _opens_with(chars: str, base: type[Any], miss: Any = None) -> type[Any]:
             return miss
         return super(fast, cls).match(source)
 
+    def get_type(cls: type[Any], snake_case: bool = False) -> str:
+        # The name ``base`` registers under (marko names an override after its direct base
+        # only: a shortcut of Callout would take Callout's own place, never used).
+        return str(base.get_type(snake_case))
+
     attrs = {"override": True, "match": classmethod(match), "starts": chars,
+             "get_type": classmethod(get_type),
              "__module__": __name__, "__doc__": base.__doc__}  # fmt: skip
     fast = type(base.__name__, (base,), attrs)
     return fast
