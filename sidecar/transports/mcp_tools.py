@@ -119,7 +119,12 @@ def _plain(prop: dict[str, Any]) -> None:
         (other,) = [o for o in options if o != {"type": "null"}]
         del prop["anyOf"]
         prop.update(other)
-    for bound in ("minLength", "minimum", "maximum"):  # the registry checks them, and says so
+    for bound in (
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+    ):  # the registry checks them, and says so
         prop.pop(bound, None)
     if "default" in prop and (prop["default"] is None or prop["default"] is False
                               or prop["default"] == ""):  # fmt: skip
