@@ -14,6 +14,7 @@ from pydantic import Field
 
 from sidecar.api.memory_methods import fresh, when
 from sidecar.api.registry import Agent, EntryId, Method, Params
+from sidecar.core.memory import MAX_SECONDS
 from sidecar.core.paging import page
 from sidecar.errors import UsageError
 from sidecar.services import reminders
@@ -44,8 +45,8 @@ class SessionParams(Params):
 
 
 class DueParams(Params):
-    within: float = Field(reminders.DEFAULT_WITHIN, ge=0, description="Upcoming: due within "
-                          "this many seconds.")  # fmt: skip
+    within: float = Field(reminders.DEFAULT_WITHIN, ge=0, le=MAX_SECONDS,
+                          description="Upcoming: due within this many seconds.")  # fmt: skip
     limit: int | None = Field(None, ge=1, le=1000, description="Most per page (none: all).")
     cursor: str | None = Field(None, description="From next_cursor.")
 

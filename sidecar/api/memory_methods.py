@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from sidecar.api.registry import Agent, EntryId, Method, Params, VaultPath, long_text
-from sidecar.core.memory import RELATIONS, parse_time
+from sidecar.core.memory import MAX_SECONDS, RELATIONS, parse_time
 from sidecar.core.paging import cursor_at, offset
 from sidecar.errors import UsageError
 from sidecar.services import memory_io
@@ -54,9 +54,11 @@ class WriteParams(Params):
     content: str = Field("", description="The body, Markdown.", max_length=MAX_BODY)
     tags: list[str] = Field(default_factory=list, description="Short topic words, e.g. "
                             "[\"redis\", \"sessions\"].")  # fmt: skip
-    due_in: float | None = Field(None, ge=0, description="Reminder: seconds until due.")
+    due_in: float | None = Field(None, ge=0, le=MAX_SECONDS,
+                                 description="Reminder: seconds until due.")  # fmt: skip
     due_at: str | None = Field(None, description="Reminder: due time, ISO 8601.")
-    ttl: float | None = Field(None, gt=0, description="Archive the entry after this many seconds.")
+    ttl: float | None = Field(None, gt=0, le=MAX_SECONDS,
+                              description="Archive the entry after this many seconds.")  # fmt: skip
     relations: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Typed edges: {supports|contradicts|supersedes|derived_from|relates_to: "

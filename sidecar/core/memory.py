@@ -82,9 +82,16 @@ class Verdict:
 # -- times and ids ----------------------------------------------------------------------------
 
 
+# Longest duration a request may name (due_in, ttl, within): ~317 years, well inside the
+# calendar from any date, so adding it to now never overflows.
+MAX_SECONDS = 10**10
+
+
 def iso(t: dt.datetime) -> str:
-    """ISO 8601 UTC to the second, ``Z`` suffix: the file format's only time spelling."""
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """ISO 8601 UTC to the second, ``Z`` suffix: the file format's only time spelling. The year
+    always has four digits (glibc's ``%Y`` writes year 1 as ``1``, which no parser reads)."""
+    u = t.astimezone(dt.UTC)
+    return f"{u.year:04d}-{u:%m-%dT%H:%M:%S}Z"
 
 
 def parse_time(value: Any) -> dt.datetime | None:
@@ -93,16 +100,19 @@ def parse_time(value: Any) -> dt.datetime | None:
         return None
     if isinstance(value, bool):
         raise ValueError(f"not a time: {value!r}")
-    if isinstance(value, int | float):
-        return dt.datetime.fromtimestamp(value, dt.UTC).replace(microsecond=0)
-    if isinstance(value, dt.datetime):
-        t = value
-    elif isinstance(value, dt.date):
-        t = dt.datetime(value.year, value.month, value.day)
-    else:
-        t = dt.datetime.fromisoformat(str(value).strip())
-    t = t if t.tzinfo else t.replace(tzinfo=dt.UTC)
-    return t.astimezone(dt.UTC).replace(microsecond=0)
+    try:
+        if isinstance(value, int | float):
+            return dt.datetime.fromtimestamp(value, dt.UTC).replace(microsecond=0)
+        if isinstance(value, dt.datetime):
+            t = value
+        elif isinstance(value, dt.date):
+            t = dt.datetime(value.year, value.month, value.day)
+        else:
+            t = dt.datetime.fromisoformat(str(value).strip())
+        t = t if t.tzinfo else t.replace(tzinfo=dt.UTC)
+        return t.astimezone(dt.UTC).replace(microsecond=0)
+    except (OverflowError, OSError) as exc:  # year 1 at +05:00 is before the calendar in UTC
+        raise ValueError(f"time out of range: {value!r}") from exc
 
 
 def valid_id(text: str) -> bool:

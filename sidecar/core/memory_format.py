@@ -58,7 +58,7 @@ def render(entry: Entry) -> str:
         lines.append(f"expires_at: {iso(entry.expires_at)}")
     if entry.confidence is not None:
         lines.append(f"confidence: {entry.confidence:g}")
-    lines += [f"{_scalar(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in entry.extra]
+    lines += [f"{_scalar(k)}: {_json(v)}" for k, v in entry.extra]
     lines.append("---")
     body = entry.body.strip("\n")
     return "\n".join(lines) + "\n" + (body + "\n" if body else "")
@@ -130,9 +130,18 @@ def _first_line(body: str) -> str:
     return ""
 
 
+# Characters JSON leaves raw that YAML may not carry raw: DEL and C1 controls are refused by the
+# reader, and NEL, U+2028 and U+2029 are line breaks to YAML 1.1 (folded to a space when read).
+_YAML_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ufeff]")
+
+
 def _quote(text: str) -> str:
     """JSON string syntax is valid YAML double-quoted syntax, escapes included."""
-    return json.dumps(text, ensure_ascii=False)
+    return _json(text)
+
+
+def _json(value: Any) -> str:
+    return _YAML_RAW.sub(lambda c: f"\\u{ord(c[0]):04x}", json.dumps(value, ensure_ascii=False))
 
 
 def _scalar(text: str) -> str:
