@@ -92,6 +92,7 @@ class Pane(HTMLParser):
         super().__init__()
         self.stack: list[str] = []
         self.mentions: list[dict[str, Any]] = []
+        self.notes: list[str] = []  # the pane's notes under its sections: a method's error
         self.drawn = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -105,6 +106,8 @@ class Pane(HTMLParser):
             self.mentions[-1]["source"] = a.get("data-href")
         elif "sidecar-context" in cls.split() and in_linked:
             self.mentions[-1]["contexts"].append("")
+        elif "sidecar-note" in cls.split():
+            self.notes.append("")
         if tag not in ("br", "img", "input", "meta", "link"):
             self.stack.append(cls or tag)
 
@@ -113,6 +116,8 @@ class Pane(HTMLParser):
             self.stack.pop()
 
     def handle_data(self, data: str) -> None:
+        if self.inside("sidecar-note") and self.notes:
+            self.notes[-1] += data
         if not self.mentions or not self.inside("sidecar-linked"):
             return
         if self.inside("sidecar-context") and self.mentions[-1]["contexts"]:
@@ -158,4 +163,11 @@ def test_relations_pane_rendered_in_chromium(daemon: RunningDaemon, tmp_path: Pa
     assert "[[Session Store]]" in auth["hits"]  # the matched link is highlighted in its context
     assert "[Session Store runbook](Session%20Store.md#runbook)" in auth["hits"]
     assert {"people/Alice.md", "decisions/ADR-7 Session storage.md"} <= set(by_source)
+    # the property link at its property's line (#21), its link highlighted there too
+    prop = [c for c in auth["contexts"] if c.startswith("depends_on:")]
+    assert prop and '"[[Session Store]]"' in prop[0], auth
+    assert auth["hits"].count("[[Session Store]]") == 2, auth
+    # every section answered: no method's error is shown under the pane (the related query is
+    # the note's prose, never read as search syntax: "(see" once failed as a parenthesis)
+    assert pane.notes == [], pane.notes
     assert SHOT.stat().st_size > 5_000

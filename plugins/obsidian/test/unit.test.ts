@@ -208,6 +208,11 @@ describe("pane model", () => {
     const q = relatedQuery("a/Auth Service.md", "---\ntags: [x]\n---\n# Auth\n\nSee [[Session Store|the store]] and [docs](d.md).\n```\ncode\n```\n");
     assert.equal(q, "Auth Service. Auth See the store and docs.");
   });
+
+  it("sends prose, never search syntax, as the related query", () => {
+    const q = relatedQuery("Store.md", 'Keys expire (see "TTL") -daily, tag:ops OR /tmp/ at 10:30 *now*.');
+    assert.equal(q, "Store. Keys expire see TTL daily, tag ops or tmp/ at 10 30 now .");
+  });
 });
 
 describe("mentions", () => {

@@ -187,5 +187,20 @@ export function relatedQuery(path: string, body: string, maxChars = 600): string
     .replace(/^#+\s*/gm, "")
     .replace(/\s+/g, " ")
     .trim();
-  return `${title}. ${text}`.slice(0, maxChars).trim();
+  return asProse(`${title}. ${text}`).slice(0, maxChars).trim();
+}
+
+/**
+ * Text the daemon's search reads as words only: its query syntax (quotes, parentheses,
+ * brackets, `*`, a leading `-` or `/`, `word:`, `OR`) is taken out, since a note's prose is
+ * not a query and "(see" would be refused as a parenthesis.
+ */
+export function asProse(text: string): string {
+  return text
+    .replace(/["()[\]*]/g, " ")
+    .replace(/:/g, " ")
+    .replace(/(^|\s)[-/]+/g, "$1")
+    .replace(/\bOR\b/g, "or")
+    .replace(/\s+/g, " ")
+    .trim();
 }
