@@ -147,6 +147,10 @@ def test_editor_methods_read_only(
         ("A.md", 5, "link"),
         ("C.md", 1, "link"),
     ]
+    # the language server places each row on its line: the property link at its own columns
+    a_lines = split_lines((root / "A.md").read_text("utf-8"))
+    placed = [(k.line, a_lines[k.line][k.start : k.end]) for k in e.locate(a_lines, refs[0])]
+    assert placed == [(1, "[[B]]")]
     part = r.call(s, "note.references", {"note": "B", "heading": "Part"})["references"]
     assert len(part) == 2
     text = "# A\nSee [[Nope]] and [[B#Gone]]\n"
