@@ -398,6 +398,11 @@ class Daemon:
         elif not present and self.watcher.alive:
             _log.warning("vault folder vanished: %s; waiting for it", self.services.vault.root)
             self.watcher.stop()
+        if present:
+            self.supervisor.ok("vault")
+        else:  # status says so; writes into it are refused where they happen
+            self.supervisor.fail("vault", f"the vault folder is missing: "
+                                 f"{self.services.vault.root}")  # fmt: skip
         assert self.services.runtime is not None
         self.services.runtime.update(watching=self.watcher.alive, queue=self.writer.pending)
         self._retry_failed()

@@ -168,6 +168,9 @@ def _store(services: Services, rel: str, data: bytes) -> None:
     try:
         services.vault.write(rel, data)
     except OSError as exc:
+        if isinstance(exc, FileNotFoundError) and not services.vault.root.is_dir():
+            why = f"the vault folder is missing: {services.vault.root}"
+            raise StoreError(f"cannot write {rel}: {why}", {"path": rel}) from exc
         raise StoreError(f"cannot write {rel}: {describe(exc)}", {"path": rel}) from exc
 
 
