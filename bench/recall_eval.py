@@ -3,6 +3,8 @@
     python bench/recall_eval.py                      # the report half, all three corpora
     python bench/recall_eval.py --split tune         # the half the floors were tuned on
     python bench/recall_eval.py --dump out.jsonl     # every prompt's decision, for tuning
+    cd /tmp/old && PYTHONPATH=$PWD python "$OLDPWD/bench/recall_eval.py" --data-dir /tmp/old-idx
+                                                     # an older checkout's recall, as shipped
 
 The set is ``bench/recall_set.jsonl``: off-topic prompts of the kinds people type into a coding
 agent (greetings, acknowledgements, coding requests naming files, general knowledge, shell
@@ -29,11 +31,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sidecar.api import build_registry
 from sidecar.config import model_cache_dir
-from sidecar.core.relevance import GateOptions
 from sidecar.embed import load_embedder
 from sidecar.services.context import Services
-from sidecar.services.recall import RecallOptions, recall
+
+try:
+    from sidecar.core.relevance import GateOptions
+    from sidecar.services.recall import RecallOptions, recall
+except ImportError:  # an older checkout (--compare): recall through its registry, as shipped
+    GateOptions = None  # type: ignore[assignment,misc]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recall_set import load_set, prompts_for
@@ -51,14 +58,16 @@ def open_corpus(name: str, data_root: Path) -> Services:
     return services
 
 
-def run_vault(
-    services: Services, prompts: list[dict[str, Any]], gate: GateOptions
-) -> list[dict[str, Any]]:
-    opts = RecallOptions(max_memory=0, gate=gate, explain=True)
+def run_vault(services: Services, prompts: list[dict[str, Any]], gate: Any) -> list[dict[str, Any]]:
+    opts = RecallOptions(max_memory=0, gate=gate, explain=True) if GateOptions else None
+    registry = build_registry()
     out = []
     for r in prompts:
         t0 = time.perf_counter()
-        got = recall(services, r["prompt"], opts)
+        if opts is None:
+            got = registry.call(services, "recall", {"prompt": r["prompt"], "max_memory": 0})
+        else:
+            got = recall(services, r["prompt"], opts)
         ms = (time.perf_counter() - t0) * 1000
         paths = [n["path"] for n in got["notes"]]
         ok = not paths if r["kind"] == "off" else bool(set(paths) & set(r["gold"]))
@@ -89,9 +98,11 @@ def main() -> None:
     ap.add_argument("--gate", action="append", default=[], metavar="KEY=VALUE",
                     help="override one of core.relevance.GateOptions, e.g. threshold=4.5")  # fmt: skip
     args = ap.parse_args()
-    gate = dataclasses.replace(
-        GateOptions(), **{k: float(v) for k, v in (g.split("=", 1) for g in args.gate)}
-    )
+    gate = None
+    if GateOptions is not None:
+        gate = dataclasses.replace(
+            GateOptions(), **{k: float(v) for k, v in (g.split("=", 1) for g in args.gate)}
+        )
     rows = load_set()
     dumped = []
     print(f"| vault ({args.split} half) | off-topic n | precision | on-topic n | hit rate | "
