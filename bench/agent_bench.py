@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -145,15 +146,21 @@ class Checkout:
 
         return anyio.run(go)
 
-    def hook(self, prompt: str) -> tuple[float, str]:
+    def hook(self, prompt: str) -> tuple[float, float, str]:
+        """Wall and CPU milliseconds of one hook process (CPU: its user + system time, what a
+        loaded machine does not inflate), and what it printed."""
         payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt})
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         began = time.perf_counter()
         r = subprocess.run(
             [sys.executable, "-m", "sidecar", "recall", "--hook", "--vault", str(self.vault)],
             cwd=self.code, env=self.env, input=payload, capture_output=True, text=True,
             timeout=120,
         )  # fmt: skip
-        return (time.perf_counter() - began) * 1000, r.stdout
+        wall = (time.perf_counter() - began) * 1000
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+        return wall, cpu, r.stdout
 
 
 def hook_times(checkouts: list[Checkout]) -> dict[str, dict[str, Any]]:
@@ -161,17 +168,26 @@ def hook_times(checkouts: list[Checkout]) -> dict[str, dict[str, Any]]:
     off = [r for r in rows if r["kind"] == "off"][:25]
     on = [r for r in rows if r["kind"] == "on"][:25]
     times: dict[str, list[float]] = {c.label: [] for c in checkouts}
+    cpus: dict[str, list[float]] = {c.label: [] for c in checkouts}
     spoke: dict[str, dict[str, int]] = {c.label: {"off": 0, "on": 0} for c in checkouts}
     for c in checkouts:  # one untimed call each: the first import of a checkout fills caches
         c.hook("warm up the page cache for this checkout")
     for r in off + on:
         for c in checkouts:
-            ms, out = c.hook(r["prompt"])
-            times[c.label].append(ms)
-            spoke[c.label][r["kind"]] += bool(out.strip())
-    out: dict[str, dict[str, Any]] = {}
+            wall, cpu, printed = c.hook(r["prompt"])
+            times[c.label].append(wall)
+            cpus[c.label].append(cpu)
+            spoke[c.label][r["kind"]] += bool(printed.strip())
+    floor = []
+    for _ in range(20):  # the interpreter's own start, measured in the same run
+        began = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        floor.append((time.perf_counter() - began) * 1000)
+    out: dict[str, dict[str, Any]] = {"python -c pass": {"n": 20, "p50": statistics.median(floor),
+                                                         "p95": pct(floor, 0.95)}}  # fmt: skip
     for label, t in times.items():
         out[label] = {"n": len(t), "p50": statistics.median(t), "p95": pct(t, 0.95),
+                      "cpu_p50": statistics.median(cpus[label]), "cpu_p95": pct(cpus[label], 0.95),
                       "injected_off": spoke[label]["off"], "injected_on": spoke[label]["on"]}  # fmt: skip
     return out
 
