@@ -8,7 +8,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "sidecar"
 LAYERS = {
-    "errors": 0, "config": 0, "profiling": 0, "core": 1, "store": 2, "embed": 2, "services": 3, "api": 4,
+    "errors": 0, "config": 0, "profiling": 0, "logs": 0, "core": 1, "store": 2, "embed": 2, "services": 3, "api": 4,
     "transports": 5, "lsp": 5, "daemon": 6, "cli": 6,
 }  # fmt: skip
 

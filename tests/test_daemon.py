@@ -132,8 +132,10 @@ def test_second_daemon_refuses_and_sigterm_exits_cleanly(tmp_path: Path) -> None
             [sys.executable, "-m", "sidecar", "serve", "--vault", str(d.vault)],
             env=d.env, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
-        assert second.returncode == 1
-        assert "already serving" in second.stderr
+        assert second.returncode == 4  # its own code: the unit's RestartPreventExitStatus
+        assert second.stderr.splitlines()[-1] == (
+            f"sidecar: a sidecar daemon is already serving {d.vault.resolve()} at {d.socket}"
+        )
         with d.client() as c:
             status = c.call("index.status")
             assert status["notes"] == 10  # the first one is unharmed

@@ -18,13 +18,15 @@ from typing import Any
 import numpy as np
 
 from sidecar.api import build_registry
-from sidecar.core.graph_html import LINK_COLOUR, graph_data, render_html
+from sidecar.core.graph_html import LINK_COLOUR, graph_data, group_of
 from sidecar.core.relations import Taxonomy
 from sidecar.embed import TinyEmbedder
 from sidecar.services.context import Services
+from sidecar.services.graph_page import graph_page
+from tests.chromium_pipe import Browser, chromium_path
 from tests.conftest import EXAMPLE_VAULT, require
 
-NODE_FILL = (0x4C, 0x78, 0xA8)
+FIRST_GROUP = (0x4C, 0x78, 0xA8)  # the page's colour for the biggest folder
 PROBLEM_RED = (0xE0, 0x00, 0x00)
 
 
@@ -54,8 +56,9 @@ def test_page_is_self_contained_and_carries_the_graph(tmp_path: Path) -> None:
     out, page = example_html(tmp_path)
     html = page.read_text("utf-8")
     assert out["nodes"] == 11 and out["problems"] > 0
-    assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", html)  # no CDN, no fetch
+    assert not re.search(r"https?://", html)  # no CDN, no fetch
     assert "<link" not in html and " src=" not in html
+    assert "Permission to use, copy, modify, and/or distribute" in html  # d3's ISC notice
     assert "Example &lt;vault&gt;" in html
     data = embedded_data(html)  # a note title holding </script> does not end the data early
     titles = {n["title"] for n in data["nodes"]}
@@ -85,7 +88,7 @@ def test_graph_data_colours_typed_relations_apart() -> None:
         ("a", "depends_on", "b"), ("a", "link", "c"), ("a", "owner", "d")]  # fmt: skip
     colours = data["colours"]
     assert len({colours["depends_on"], colours["link"], colours["owner"]}) == 3
-    assert render_html(data).count("<svg") == 1
+    assert graph_page(data).count("<canvas") == 1
 
 
 def decode_png(data: bytes) -> np.ndarray[Any, np.dtype[np.uint8]]:
@@ -145,15 +148,67 @@ def near(img: np.ndarray[Any, np.dtype[np.uint8]], rgb: tuple[int, int, int]) ->
 def test_chromium_draws_nodes_typed_edges_and_problem_marks(tmp_path: Path) -> None:
     out, page = example_html(tmp_path)
     shot = tmp_path / "shot.png"
-    run = chromium(tmp_path, f"--screenshot={shot}", page.as_uri())
+    run = chromium(tmp_path, "--virtual-time-budget=5000", f"--screenshot={shot}", page.as_uri())
     assert shot.exists(), run.stderr[-2000:]
     img = decode_png(shot.read_bytes())
     assert img.shape == (900, 1200, 3)
     assert len(np.unique(img.reshape(-1, 3), axis=0)) > 20  # not a blank page
-    assert near(img, NODE_FILL) > 8 * 40  # most of the 12 nodes' discs, ~80 px each at least
-    assert near(img, PROBLEM_RED) > 50  # lint rings
+    assert near(img, FIRST_GROUP) > 4 * 40  # the discs of the biggest folder's notes
+    assert near(img, PROBLEM_RED) > 50  # the ring of the one error (invalid frontmatter)
     sup = embedded_data(page.read_text("utf-8"))["colours"]["supersedes"]
     assert near(img, tuple(int(sup[i : i + 2], 16) for i in (1, 3, 5))) > 30  # type: ignore[arg-type]
     dom = chromium(tmp_path, "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri())
-    assert dom.stdout.count('<g class="node') == out["nodes"]
+    assert f'data-drawn-nodes="{out["nodes"]}"' in dom.stdout
     assert "Uncaught" not in dom.stderr  # the script ran to the end without an error
+
+
+def drawn(page: Any) -> tuple[int, int]:
+    counts = page.eval("[+document.body.dataset.drawnNodes, +document.body.dataset.drawnEdges]")
+    return counts[0], counts[1]
+
+
+def test_focus_filters_and_search_change_what_is_drawn(tmp_path: Path) -> None:
+    """Through the page's own controls and its URL hash, in a real browser: focus to depth N,
+    the folder, relation and lint filters, and the search box that centres a note."""
+    require(chromium_path() is not None, "chromium is not installed (apt-get install -y chromium)")
+    _, file = example_html(tmp_path)
+    with Browser(tmp_path / "cdp") as b:
+        page = b.open(file.as_uri(), width=1200, height=900)
+        assert drawn(page) == (11, 21)
+        page.eval("location.hash = 'focus=Welcome.md&depth=1'")
+        page.wait_for("document.body.dataset.drawnNodes === '6'", timeout=10)  # it and 5 linked
+        page.eval("document.getElementById('depth').value = 2;"
+                  "document.getElementById('depth').dispatchEvent(new Event('change'))")  # fmt: skip
+        assert drawn(page)[0] == 9  # two steps from Welcome, either direction
+        assert "depth=2" in page.eval("location.hash")  # the view can be bookmarked
+        page.eval("document.getElementById('unfocus').click()")
+        assert drawn(page) == (11, 21)
+        page.eval("const f = document.getElementById('folder'); f.value = 'decisions';"
+                  "f.dispatchEvent(new Event('change'))")  # fmt: skip
+        assert drawn(page) == (3, 3)  # ADR-5, -6, -7: two supersedes facts and a body link
+        page.eval("location.hash = 'relations=supersedes&focus=' + "
+                  "encodeURIComponent('decisions/ADR-7 Session storage.md') + '&depth=3'")  # fmt: skip
+        page.wait_for("document.body.dataset.drawnNodes === '3'", timeout=10)
+        assert drawn(page) == (3, 2)  # along supersedes only: the chain back to ADR-5
+        # marked notes only: errors and warnings by default (a dangling link, invalid YAML)
+        page.eval("location.hash = 'only=1'")
+        page.wait_for("document.body.dataset.drawnNodes === '2'", timeout=10)
+        page.eval("location.hash = 'only=1&severity=error'")
+        page.wait_for("document.body.dataset.drawnNodes === '1'", timeout=10)
+        page.eval("location.hash = 'only=1&severity=info'")  # an orphan, missing inverses too
+        page.wait_for("document.body.dataset.drawnNodes === '5'", timeout=10)
+        page.eval("location.hash = ''")
+        page.wait_for("document.body.dataset.drawnNodes === '11'", timeout=10)
+        page.eval("const i = document.getElementById('find'); i.value = 'Alice';"
+                  "i.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'}))")  # fmt: skip
+        centre = page.eval(
+            "(() => { const n = byId.get('people/Alice.md'); return [sx(n), sy(n)]; })()"
+        )
+        assert abs(centre[0] - 600) < 2 and abs(centre[1] - 450) < 2  # the note at the centre
+        assert "people/Alice.md" in page.eval("document.getElementById('info').textContent")
+
+
+def test_a_flat_dendron_vault_is_grouped_by_its_dotted_names() -> None:
+    assert group_of("community.events.reading-series.md") == "community"
+    assert group_of("decisions/ADR-5.md") == "decisions"
+    assert group_of("Welcome.md") == ""

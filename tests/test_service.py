@@ -34,7 +34,7 @@ from sidecar.daemon.service_render import (
     render_unit,
     systemd_escape_path,
 )
-from sidecar.errors import UsageError
+from sidecar.errors import NO_RESTART, AlreadyServing, ModelMissing, UsageError
 from tests.conftest import REPO, require
 
 ODD_NAME = "Café notes - ü.x"  # a space, non-ASCII, a dash (escaped \x2d) and a dot
@@ -204,12 +204,23 @@ def test_verify_does_complain_about_a_bad_unit(
 def test_unit_settings_the_daemon_relies_on(vault: Path, home: Path) -> None:
     text = linux_service(vault, home).text
     for line in ("Type=notify", "NotifyAccess=main", "ExecReload=kill -HUP $MAINPID",
-                 "RestartPreventExitStatus=1 2", "NoNewPrivileges=yes", "PrivateTmp=yes",
+                 "NoNewPrivileges=yes", "PrivateTmp=yes",
                  "ProtectSystem=strict", "RuntimeDirectory=sidecar", "MemoryHigh=1G",
                  "WantedBy=default.target"):  # fmt: skip
         assert f"\n{line}\n" in text
     settings_ = load_settings(vault, os.environ)
     assert f'ReadWritePaths=%f "{settings_.data_dir}"\n' in text
+
+
+def test_unit_does_not_restart_what_retrying_cannot_fix(vault: Path, home: Path) -> None:
+    """The unit's RestartPreventExitStatus is the error table's NO_RESTART: exit 4 (already
+    serving) among them and exit 1 (a failure) not, so a crash is retried."""
+    text = linux_service(vault, home).text
+    prevent = next(line for line in text.splitlines() if line.startswith("RestartPreventExit"))
+    codes = {int(c) for c in prevent.split("=", 1)[1].split()}
+    assert codes == set(NO_RESTART)
+    assert AlreadyServing.exit_status in codes and 1 not in codes
+    assert {ModelMissing.exit_status, UsageError.exit_status} <= codes
     assert '--vault "%f"\n' in text
 
 

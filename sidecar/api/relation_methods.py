@@ -8,16 +8,19 @@ so these methods work in tests and before a config file exists.
 
 from __future__ import annotations
 
+import difflib
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from sidecar.api.lint_methods import setup as lint_setup
 from sidecar.api.registry import NOTE_FIELD_HELP, Agent, Method, NoteParams, Params, VaultPath
-from sidecar.core.graph_html import graph_data, render_html
+from sidecar.core.graph_html import graph_data
+from sidecar.core.links import normalise_relation
 from sidecar.core.paging import page
 from sidecar.core.relations import Taxonomy
 from sidecar.errors import UsageError
+from sidecar.services.graph_page import graph_page
 from sidecar.services.graph_rank import GraphOptions
 from sidecar.services.lint import run_lint
 from sidecar.services.relations import current_for, mentions_of, traverse_from
@@ -77,11 +80,31 @@ class HtmlParams(Params):
 
 
 def traverse(services: Services, p: TraverseParams) -> dict[str, Any]:
+    taxonomy = taxonomy_of(services)
+    check_relation(services, taxonomy, p.relation)
     root = _note(services, p.note)
-    out = traverse_from(services.state, taxonomy_of(services), root, p.relation, p.inverse, p.depth)
+    out = traverse_from(services.state, taxonomy, root, p.relation, p.inverse, p.depth)
     if p.limit is None and p.cursor is None:
         return out
     return {**out, **page(out["nodes"], p.limit or len(out["nodes"]), p.cursor).fields("nodes")}
+
+
+def check_relation(services: Services, taxonomy: Taxonomy, relation: str) -> None:
+    """A relation neither in the taxonomy nor on any edge of the vault is a typo, not a query
+    with no answer: say so, with the close names, instead of "0 notes"."""
+    name = normalise_relation(relation)
+    if taxonomy.is_known(name):
+        return
+    with services.state.lock:
+        used = {e.relation for e in services.state.graph.edges()}
+    if name in used:
+        return
+    names = sorted(used | set(taxonomy.names()))
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    in_vault = ", ".join(sorted(used)) or "none"
+    raise UsageError(f"unknown relation '{relation}'{hint} (relations in this vault: {in_vault})",
+                     {"relation": relation, "close": close, "used": sorted(used)})  # fmt: skip
 
 
 def current(services: Services, p: NoteParams) -> dict[str, Any]:
@@ -104,7 +127,7 @@ def html(services: Services, p: HtmlParams) -> dict[str, Any]:
     with services.state.lock:
         data = graph_data(services.state.notes, list(services.state.graph.edges()), taxonomy,
                           findings)  # fmt: skip
-    return {"html": render_html(data, p.title), "nodes": len(data["nodes"]),
+    return {"html": graph_page(data, p.title), "nodes": len(data["nodes"]),
             "edges": len(data["edges"]), "problems": len(findings)}  # fmt: skip
 
 

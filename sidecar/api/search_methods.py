@@ -8,8 +8,9 @@ from pydantic import Field
 
 from sidecar.api.registry import Agent, Method, Params, VaultPath
 from sidecar.api.relation_methods import graph_options
-from sidecar.core.filters import parse_filters
+from sidecar.core.filters import Filter, parse_filters, unknown_scope
 from sidecar.core.paging import cursor_at, offset
+from sidecar.errors import UsageError
 from sidecar.services.context import Services
 from sidecar.services.search import Query
 
@@ -62,14 +63,17 @@ def search(services: Services, p: SearchParams) -> dict[str, Any]:
 
 
 def _search(services: Services, p: SearchParams, limit: int) -> dict[str, Any]:
-    return services.search.search(
+    filters = parse_filters(p.filters)
+    if p.path or p.tags or filters:
+        check_scope(services, p.path, p.tags, filters)
+    result = services.search.search(
         Query(
             text=p.query,
             mode=p.mode,
             limit=limit,
             path=p.path,
             tags=tuple(p.tags),
-            filters=parse_filters(p.filters),
+            filters=filters,
             half_life_days=p.half_life,
             min_score=p.min_score,
             min_confidence=p.min_confidence,
@@ -81,6 +85,35 @@ def _search(services: Services, p: SearchParams, limit: int) -> dict[str, Any]:
             graph=graph_options(services),
         )
     )
+    if p.mode != "lexical":
+        partial = semantic_coverage(services)
+        if partial is not None:
+            result["semantic_coverage"] = partial
+    return result
+
+
+def semantic_coverage(services: Services) -> dict[str, int] | None:
+    """``{embedded, chunks}`` while some chunks still wait for vectors (a cold index being
+    embedded by the daemon): semantic results then cover only part of the vault. None when
+    every chunk has its vector."""
+    with services.state.lock:
+        chunks = services.state.chunk_count()
+    embedded = min(len(services.vectors), chunks)
+    return None if embedded >= chunks else {"embedded": embedded, "chunks": chunks}
+
+
+def check_scope(
+    services: Services, path: str, tags: list[str], filters: tuple[Filter, ...]
+) -> None:
+    """A filter naming a property, tag or folder no note has is a typo: an error with the close
+    names, never an empty result that reads like "nothing matches"."""
+    with services.state.lock:
+        notes = services.state.notes
+        keys = {k for n in notes.values() for k in n.frontmatter} if filters else set()
+        known_tags = {t for n in notes.values() for t in n.tags} if tags else set()
+        why = unknown_scope(path, tags, filters, notes, known_tags, keys)
+    if why is not None:
+        raise UsageError(why)
 
 
 MAX_RESULTS = 200

@@ -70,5 +70,20 @@ def vault_relative(params: dict[str, Any], vault: Path, cwd: Path) -> dict[str, 
 def fail(exc: SidecarError, as_json: bool) -> NoReturn:
     if as_json:
         click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
-    click.echo(f"sidecar: {exc.message}", err=True)
+    click.echo(f"sidecar: {in_flags(exc)}", err=True)
     sys.exit(exc.exit_status)
+
+
+def in_flags(exc: SidecarError) -> str:
+    """The message with the parameters it tells to pass (``data.retry_with``, as the RPC
+    spells them: ``on_duplicate=contradicts``) spelt as this command's flags."""
+    message = exc.message
+    retry = exc.data.get("retry_with")
+    ctx = click.get_current_context(silent=True)
+    if not isinstance(retry, dict) or ctx is None:
+        return message
+    flags = {p.name: p.opts[0] for p in ctx.command.params if isinstance(p, click.Option)}
+    for name, value in retry.items():
+        if name in flags:
+            message = message.replace(f"{name}={value}", f"{flags[name]} {value}")
+    return message

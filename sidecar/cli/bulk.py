@@ -15,12 +15,12 @@ daemon's embedding loop does that.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from sidecar import logs
 from sidecar.cli.inprocess import open_services
 from sidecar.config import load_settings
 from sidecar.daemon.children import die_with
@@ -36,8 +36,7 @@ def _say(result: dict[str, Any]) -> None:
 def main(argv: list[str]) -> int:
     """``argv``: the vault, then the daemon's pid."""
     die_with(int(argv[1]))
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s sidecar.bulk: %(message)s")  # fmt: skip
+    logs.to_stderr("%(asctime)s %(levelname)s sidecar.bulk: %(message)s")
     try:
         settings = load_settings(Path(argv[0]), os.environ)
         tune_allocators()

@@ -17,7 +17,7 @@ import click
 
 from sidecar.api import build_registry
 from sidecar.config import SETTINGS, trust
-from sidecar.errors import ERROR_CLASSES
+from sidecar.errors import ERROR_CLASSES, EXIT_STATUSES, NO_RESTART
 from sidecar.transports import mcp_tools
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -67,6 +67,12 @@ def cli_markdown() -> str:
     lines = [HEADER + "# Command line\n"]
     ctx = click.Context(main, info_name="sidecar")
     lines += ["```", main.get_help(ctx), "```", ""]
+    lines += ["## Exit status\n", "Every command exits with one of these (`sidecar.errors`); the "
+              "systemd unit's `RestartPreventExitStatus` lists "
+              f"{', '.join(map(str, NO_RESTART))}, which retrying cannot fix.\n",
+              "| exit | meaning |", "|---|---|"]  # fmt: skip
+    lines += [f"| {code} | {meaning} |" for code, meaning in EXIT_STATUSES.items()]
+    lines.append("")
     for name, cmd in sorted(_commands(main, "sidecar")):
         sub = click.Context(cmd, info_name=name)
         lines += [f"## `{name}`\n", "```", cmd.get_help(sub), "```", ""]

@@ -57,10 +57,10 @@ def eval_command(directory: str | None, vault: str | None, queries_file: str | N
                  abstain_below: float, model: str | None, as_json: bool) -> None:  # fmt: skip
     """Retrieval metrics (nDCG@10, Recall@5/10, MRR, latency) on a BEIR-layout DIR, or on
     --vault with --queries."""
-    from sidecar.cli.inprocess import progress_bar  # the store and the model: imported here
+    from sidecar.cli.progress import bars_for
 
     chosen = list(modes) or list(MODES)
-    progress = progress_bar if sys.stderr.isatty() else None
+    progress = bars_for(sys.stderr)
     try:
         if directory:
             result = _beir(Path(directory), chosen, max_queries, abstain_below, model, progress)
@@ -93,8 +93,12 @@ def _beir(root: Path, modes: list[str], max_q: int, floor: float, model: str | N
         write_corpus_vault(corpus, vault)
         services = Services.open(vault, Path(tmp) / "index", embedder=embedder)
         try:
-            report = services.reindex(progress=progress)
-            embedded = services.embed_stage.run(progress=progress) if modes != ["lexical"] else 0
+            report = services.reindex(progress=progress and progress("parse"))
+            embedded = (
+                services.embed_stage.run(progress=progress and progress("embed"))
+                if modes != ["lexical"]
+                else 0
+            )
 
             def search(text: str, mode: str, depth: int) -> list[tuple[str, float]]:
                 res = services.search.search(Query(text, mode=mode, limit=depth))  # type: ignore[arg-type]
@@ -102,7 +106,9 @@ def _beir(root: Path, modes: list[str], max_q: int, floor: float, model: str | N
                     (Path(r["path"]).stem, r.get("confidence", r["score"])) for r in res["results"]
                 ]
 
-            result = evaluate(search, queries, modes, abstain_below=floor, progress=progress)
+            result = evaluate(
+                search, queries, modes, abstain_below=floor, progress=progress and progress("eval")
+            )
         finally:
             services.close()
     result.update(set=root.name, documents=len(corpus), chunks=report.chunks, embedded=embedded,
@@ -125,7 +131,9 @@ def _vault(vault: str, path: Path, split: str, modes: list[str], max_q: int, flo
 
     fn: SearchFn = search
     try:
-        result = evaluate(fn, queries, modes, abstain_below=floor, progress=progress)
+        result = evaluate(
+            fn, queries, modes, abstain_below=floor, progress=progress and progress("eval")
+        )
     finally:
         client.close()
     result["set"] = str(path) + (f" ({split} half)" if split else "")

@@ -89,7 +89,8 @@ def edges(vault: str | None, as_json: bool, note: str | None) -> None:
 
 
 def fmt_traverse(r: dict[str, Any]) -> str:
-    lines = [f"{r['root']}  ({r['relation']}, {len(r['nodes'])} notes)"]
+    n = len(r["nodes"])
+    lines = [f"{r['root']}  ({r['relation']}, {n} note{'s' * (n != 1)})"]
     for n in r["nodes"]:
         where = ", ".join(f"{s['path']}:{s['line']}" for s in n["via"]["stated"])
         lines.append(f"{'  ' * n['depth']}{n['path']}  <- {n['via']['source']}  [{where}]")
@@ -137,9 +138,9 @@ def _stale_mark(hit: dict[str, Any]) -> str:
 
 def fmt_search(r: dict[str, Any]) -> str:
     """Results marked when stale, then the graph context and the edge results."""
+    lines = [partial_note(r["semantic_coverage"])] if r.get("semantic_coverage") else []
     if not r["results"] and not r.get("edge_results"):
-        return f"no results for {r['query']!r}"
-    lines = []
+        return "\n".join([*lines, f"no results for {r['query']!r}"])
     for hit in r["results"]:
         head = f"  [{hit['heading']}]" if hit["heading"] else ""
         lines.append(f"{hit['score']:.3f}  {hit['path']}:{hit['start_line']}{head}"
@@ -156,6 +157,12 @@ def fmt_search(r: dict[str, Any]) -> str:
         lines.append(f"{e['score']:.3f}  {_edge_line(e)}")
         lines.append("       " + " ".join(e["context"].split())[:160])
     return "\n".join(lines)
+
+
+def partial_note(c: dict[str, int]) -> str:
+    return (f"note: semantic results cover {c['embedded']} of {c['chunks']} chunks so far (the "
+            "rest are still being embedded; `sidecar status` shows progress); word matches "
+            "cover every note")  # fmt: skip
 
 
 def graph_search_options(fn: Any) -> Any:

@@ -6,14 +6,18 @@ only ``client.connect`` imports it, when no daemon answers."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from typing import Any
 
+from sidecar import logs
 from sidecar.api import Registry, build_registry
+from sidecar.cli.progress import bars_for
 from sidecar.config import Settings, model_cache_dir
 from sidecar.core.chunks import ChunkOptions
 from sidecar.embed import load_embedder
+from sidecar.errors import StorageUnavailable, StoreError, storage_error
 from sidecar.services.context import Services
 from sidecar.services.memory import memory_dir
 
@@ -33,9 +37,10 @@ class InProcessClient:
     def services(self) -> Services:
         if self._services is None:
             # the same embedder as the daemon's, so vectors stay valid whichever process ran
+            if sys.stderr.isatty():  # "preparing the embedding model" and the like
+                logs.to_stderr("\r\x1b[Ksidecar: %(message)s")  # over a half-drawn bar
             self._services = open_services(self.settings)
-            if sys.stderr.isatty():
-                self._services.progress = progress_bar
+            self._services.progress = bars_for(sys.stderr)
         return self._services
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
@@ -48,7 +53,8 @@ class InProcessClient:
             if pending > 1000:
                 sys.stderr.write(f"embedding {pending} chunks first (the daemon does this in "
                                  "the background; `sidecar index` does it up front)\n")  # fmt: skip
-            self.services.embed_stage.run(progress=self.services.progress)
+            bars = self.services.progress
+            self.services.embed_stage.run(progress=bars("embed") if bars else None)
         return self.registry.call(self.services, method, params)
 
     def close(self) -> None:
@@ -57,7 +63,28 @@ class InProcessClient:
             self._services = None
 
 
+DATA_DIR_SETTING = (
+    "set SIDECAR_DATA_DIR, or index.data_dir in the vault's .sidecar/config.toml, to a folder "
+    "you can write"
+)
+UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
+
+
 def open_services(s: Settings) -> Services:
+    """The services over the vault's index; a data dir we cannot write is one line naming it
+    and the setting that moves it, not a traceback from deep in the store."""
+    try:
+        return _open_services(s)
+    except (OSError, StoreError) as exc:
+        cause = exc if isinstance(exc, OSError) else exc.__cause__
+        if isinstance(exc, StorageUnavailable) or not isinstance(cause, OSError):
+            raise
+        if cause.errno not in UNWRITABLE:
+            raise
+        raise storage_error(cause, "the index folder", s.data_dir, DATA_DIR_SETTING) from exc
+
+
+def _open_services(s: Settings) -> Services:
     embedder = load_embedder(
         str(s["embed.model"]),
         batch_size=int(s["embed.batch_size"]),
@@ -75,12 +102,3 @@ def open_services(s: Settings) -> Services:
     )
     services.settings = s
     return services
-
-
-def progress_bar(done: int, total: int) -> None:
-    width = 30
-    filled = width * done // max(total, 1)
-    sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-    if done >= total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()

@@ -7,7 +7,6 @@ Errors go to stderr as one line (and under ``--json`` also as a JSON document on
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 import click
 
-from sidecar import profiling
+from sidecar import logs, profiling
 from sidecar.cli import agent_cmd, agent_install, memory_cmd, output
 from sidecar.cli.base import common, fail, run_method
 from sidecar.cli.doctor_cmd import doctor
@@ -33,7 +32,7 @@ from sidecar.cli.lint_cmd import lint
 from sidecar.cli.lsp_cmd import lsp
 from sidecar.cli.service_cmd import service
 from sidecar.config import config_path, find_vault, load_settings, render_config
-from sidecar.errors import SidecarError, StoreLocked, UsageError
+from sidecar.errors import AlreadyServing, SidecarError, UnsupportedPlatform, UsageError
 from sidecar.transports.unix_path import find_daemon, socket_path_for
 
 NEIGHBOUR_LIMIT = click.option(
@@ -42,13 +41,20 @@ NEIGHBOUR_LIMIT = click.option(
 )  # fmt: skip
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(package_name="vault-sidecar")
 @click.option("--profile", "profile_dir", type=click.Path(file_okay=False), default=None,
               help="Record where indexing, embedding and search spend time into this folder "
               "(the same as SIDECAR_PROFILE=DIR; a daemon started so profiles itself).")  # fmt: skip
-def main(profile_dir: str | None) -> None:
+@click.pass_context
+def main(ctx: click.Context, profile_dir: str | None) -> None:
     """Vault Sidecar: a local index, link graph and search for a Markdown vault."""
+    if sys.platform == "win32":
+        fail(UnsupportedPlatform("Vault Sidecar needs Unix sockets and file locks (Linux or "
+                                 "macOS); on Windows, run it inside WSL"), False)  # fmt: skip
+    if ctx.invoked_subcommand is None:  # a bare `sidecar` asks what there is: help, and exit 0
+        click.echo(ctx.get_help())
+        ctx.exit(0)
     if profile_dir:
         os.environ[profiling.ENV] = profile_dir  # read by every profiled section
 
@@ -246,14 +252,12 @@ def serve(vault: str | None, as_json: bool) -> None:
     from sidecar.daemon.heap import reexec_with_malloc_env, tune_allocators
 
     reexec_with_malloc_env()
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every job run at INFO
+    logs.to_stderr()
     try:
         settings = load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ)
         path = find_daemon(settings, os.environ)
         if path is not None:
-            raise StoreLocked(f"a sidecar daemon is already serving {settings.vault} at {path}")
+            raise AlreadyServing(f"a sidecar daemon is already serving {settings.vault} at {path}")
         tune_allocators()
         services = open_services(settings)
     except SidecarError as exc:
@@ -278,7 +282,18 @@ def where(vault: str | None, as_json: bool) -> None:
     path = serving or socket_path_for(settings, os.environ)
     result = {"socket": str(path), "serving": serving is not None, "vault": str(settings.vault),
               "data_dir": str(settings.data_dir)}  # fmt: skip
-    output.emit(result, as_json, lambda r: r["socket"])
+    output.emit(result, as_json, fmt_where)
+
+
+def fmt_where(r: dict[str, Any]) -> str:
+    """The socket's path alone on stdout (so `$(sidecar where)` is the path); whether a daemon
+    answers there goes to stderr, for the person reading."""
+    if r["serving"]:
+        click.echo(f"serving: yes, a daemon answers there for {r['vault']}", err=True)
+    else:
+        click.echo(f"serving: no, no daemon serves {r['vault']} (`sidecar serve` starts one; "
+                   "until then commands run in-process)", err=True)  # fmt: skip
+    return str(r["socket"])
 
 
 @main.command()

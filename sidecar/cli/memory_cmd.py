@@ -25,7 +25,7 @@ def memory() -> None:
 
 @memory.command()
 @common
-@click.argument("entry_id", metavar="ID", required=False)
+@click.argument("entry_id", metavar="[ID]", required=False)
 @click.option("--title", required=True, help="One line that states the fact.")
 @click.option("--type", "entry_type", type=click.Choice(TYPES), default="topic", show_default=True)
 @click.option("--content", default=None, help="The body text.")

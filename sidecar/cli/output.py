@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
 import click
+
+from sidecar.cli import STARTED
 
 Formatter = Callable[[dict[str, Any]], str]
 MORE_NEIGHBOURS = "… more notes within reach (raise --limit)"
@@ -26,33 +29,44 @@ def fmt_index(r: dict[str, Any]) -> str:
     lines = [
         f"{r['notes']} notes, {r['chunks']} chunks ({r['embedded']} embedded), {r['edges']} edges "
         f"({r['changed']} changed, {r['deleted']} deleted, {r['renamed']} renamed) "
-        f"in {r['seconds']:.2f}s",
+        f"{took(r)}",
         f"links: {links.get('resolved', 0)} resolved, {links.get('broken', 0)} broken, "
         f"{links.get('ambiguous', 0)} ambiguous, {links.get('attachments', 0)} attachments",
     ]
-    lines += [f"error: {e['path']}: {e['error']}" for e in r.get("errors", [])]
-    lines += [f"warning: {w['path']}: {w['warning']}" for w in r.get("warnings", [])]
+    lines += _listed([f"error: {e['path']}: {e['error']}" for e in r.get("errors", [])], "errors")
+    lines += _listed([f"warning: {w['path']}: {w['warning']}" for w in r.get("warnings", [])],
+                     "warnings")  # fmt: skip
     return "\n".join(lines)
 
 
-def fmt_search(r: dict[str, Any]) -> str:
-    if not r["results"]:
-        return f"no results for {r['query']!r}"
-    lines = []
-    for hit in r["results"]:
-        where = f"{hit['path']}:{hit['start_line']}"
-        head = f"  [{hit['heading']}]" if hit["heading"] else ""
-        lines.append(f"{hit['score']:.3f}  {where}{head}")
-        lines.append(f"       {hit['snippet']}")
-        if "explain" in hit:
-            lines.append(f"       {hit['explain']}")
-    return "\n".join(lines)
+def took(r: dict[str, Any], now: Callable[[], float] = time.monotonic) -> str:
+    """``in 16.2 s (parse 0.3 s, embed 8.1 s, start-up 7.8 s)``: the whole wait since the
+    command started, then the stages when they differ enough to matter. Start-up is the rest:
+    loading the index and the model, or waiting for the daemon."""
+    total = max(now() - STARTED, float(r.get("seconds", 0.0)))
+    parts = [(name, float(secs)) for name, secs in r.get("stages", {}).items() if secs >= 0.05]
+    rest = total - float(r.get("seconds", 0.0))
+    if rest >= 0.05:
+        parts.append(("start-up", rest))
+    inner = ", ".join(f"{name} {seconds_text(secs)}" for name, secs in parts)
+    return f"in {seconds_text(total)}" + (f" ({inner})" if len(parts) > 1 else "")
+
+
+def seconds_text(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s" if seconds >= 0.1 else f"{seconds * 1000:.0f} ms"
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes} min {secs:02d} s"
+
+
+LISTED = 5  # per kind of problem in the text output; --json has every one
 
 
 def fmt_status(r: dict[str, Any]) -> str:
     lines = [
         f"vault:   {r['vault']}",
         f"index:   {r['data_dir']}",
+        f"daemon:  {daemon_line(r.get('daemon'))}",
         f"notes:   {r['notes']}   chunks: {r['chunks']}   waiting for vectors: {r['pending']}",
         f"model:   {r['model']}   last indexed: {r['last_indexed'] or 'never'}",
     ]
@@ -63,10 +77,26 @@ def fmt_status(r: dict[str, Any]) -> str:
                      f"attachments: {obsidian.get('attachmentFolderPath') or 'vault root'}")  # fmt: skip
         if obsidian.get("error"):
             lines.append(f"obsidian: {obsidian['error']}")
-    lines += [f"failed:  {f['path']}: {f['error']}" for f in r.get("failed", [])]
-    lines += [f"invalid frontmatter: {f['path']}" for f in r.get("invalid_frontmatter", [])]
-    lines += [f"warning: {w['path']}: {w['warning']}" for w in r.get("warnings", [])]
+    lines += _listed([f"failed:  {f['path']}: {f['error']}" for f in r.get("failed", [])],
+                     "failed notes")  # fmt: skip
+    lines += _listed([f"invalid frontmatter: {f['path']}" for f in r.get("invalid_frontmatter", [])],
+                     "notes with invalid frontmatter (`sidecar lint` gives each one's line)")  # fmt: skip
+    lines += _listed([f"warning: {w['path']}: {w['warning']}" for w in r.get("warnings", [])],
+                     "warnings")  # fmt: skip
     return "\n".join(lines)
+
+
+def daemon_line(daemon: dict[str, Any] | None) -> str:
+    if not daemon:
+        return "none serves this vault (`sidecar serve` starts one); this ran in-process"
+    state = "watching the vault" if daemon.get("watching") else "starting"
+    return f"serving on {daemon['socket']} (pid {daemon['pid']}, {state})"
+
+
+def _listed(lines: list[str], what: str) -> list[str]:
+    if len(lines) <= LISTED + 1:
+        return lines
+    return [*lines[:LISTED], f"… and {len(lines) - LISTED} more {what}; --json lists all"]
 
 
 def fmt_links(r: dict[str, Any]) -> str:

@@ -8,6 +8,8 @@ tag filter matches nested tags (``project`` matches ``project/alpha``).
 from __future__ import annotations
 
 import datetime as dt
+import difflib
+import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -96,3 +98,32 @@ def path_matches(path: str, prefix: str) -> bool:
         or path.startswith(prefix.rstrip("/") + "/")
         or (path.startswith(prefix))
     )
+
+
+def unknown_scope(
+    path: str, tags: Sequence[str], filters: Sequence[Filter],
+    paths: Iterable[str], known_tags: Iterable[str], keys: Iterable[str],
+) -> str | None:  # fmt: skip
+    """Why a scope can match nothing because it names what no note has (a typo: a property key,
+    a tag or a folder that does not occur in the vault), with the close names; None when every
+    part names something real. A real name with no match is a valid query, not a typo."""
+    keys, known_tags = set(keys), {t.lower() for t in known_tags}
+    for f in filters:
+        if f.key not in keys:
+            return f"no note has the property '{f.key}' (--filter {f.key}{f.op}{f.value})" + (
+                _close(f.key, keys)
+            )
+    for tag in tags:
+        wanted = tag.lstrip("#").lower()
+        if not any(t == wanted or t.startswith(wanted + "/") for t in known_tags):
+            return f"no note has the tag '{tag}'" + _close(wanted, known_tags)
+    paths = list(paths)
+    if path.strip().lstrip("./") and not any(path_matches(p, path) for p in paths):
+        folders = {posixpath.dirname(p) for p in paths} - {""}
+        return f"no note is under the path '{path}'" + _close(path.strip("/"), folders | set(paths))
+    return None
+
+
+def _close(word: str, names: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, sorted(names), n=2, cutoff=0.7)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

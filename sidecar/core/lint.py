@@ -13,6 +13,7 @@ can do the same for itself in its frontmatter::
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -111,7 +112,11 @@ def get_rule(rule_id: str) -> Rule:
     try:
         return _BY_ID[rule_id]
     except KeyError:
-        raise ValueError(f"unknown lint rule '{rule_id}' (rules: {', '.join(RULE_IDS)})") from None
+        close = difflib.get_close_matches(rule_id, RULE_IDS, n=2, cutoff=0.6)
+        hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+        raise ValueError(
+            f"unknown lint rule '{rule_id}'; {hint}(rules: {', '.join(RULE_IDS)})"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from sidecar.daemon.heap import HeapWatch, freeze_long_lived, release_free_memor
 from sidecar.daemon.memory_jobs import MemoryJobs
 from sidecar.daemon.notify import sd_notify
 from sidecar.daemon.supervise import Supervisor, exit_deadline
+from sidecar.daemon.progress_log import EmbedProgress, ready_hint
 from sidecar.daemon.watcher import VaultWatcher
 from sidecar.daemon.writer import Writer
 from sidecar.errors import SidecarError
@@ -114,6 +115,7 @@ class Daemon:
         self.embed_delay = 1.0
         self.compact_every = 5000  # embedded chunks between compactions during a backlog
         self.heap = HeapWatch()
+        self.embed_progress = EmbedProgress()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._child: subprocess.Popen[str] | None = None  # the bulk-index child, while it runs
         self.backlog = BacklogChild(services.store)
@@ -190,6 +192,7 @@ class Daemon:
                     await asyncio.to_thread(self.backlog.close)  # its memory goes with it
                 if not self._idle_embedding.is_set():
                     release_free_memory()  # the end of a burst of embedding
+                    self.embed_progress.idle()
                 self._idle_embedding.set()
                 self._embed_wake.clear()
                 try:
@@ -211,6 +214,7 @@ class Daemon:
             self.supervisor.ok("embedding")
             await self.writer.submit(self.heap.check, counts_as_write=False)  # see HeapWatch
             self.embedded += len(batch.chunk_ids)
+            await asyncio.to_thread(self.embed_progress.batch, len(batch.chunk_ids), stage.pending)
             since_compact += len(batch.chunk_ids)
             if since_compact >= self.compact_every:
                 # Each commit rewrites its rows into a new fragment the FTS index does not
@@ -342,11 +346,12 @@ class Daemon:
         self.services.runtime["ready"] = True
         freeze_long_lived()  # the index as loaded lives as long as the daemon (one collection)
         release_free_memory()  # a cold index is the largest burst of all; cheap once frozen
+        notes = len(self.services.state.notes)
         if done:
-            _log.info("index up to date: %d notes", len(self.services.state.notes))
+            _log.info("index up to date: %d notes", notes)
         else:
-            _log.warning("serving %d notes; the start-up reindex is retried",
-                         len(self.services.state.notes))  # fmt: skip
+            _log.warning("serving %d notes; the start-up reindex is retried", notes)
+        (_log.info if notes else _log.warning)(ready_hint(self.services.vault.root, notes))
         cron = str(self.settings["lint.schedule"])
         if lint_job.missed(cron, self.services.meta.get("lint_last_run"), self.services.clock()):
             await self._lint()  # a nightly run was missed (first start, or asleep): catch up

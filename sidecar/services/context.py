@@ -53,7 +53,8 @@ class Services:
     search: SearchService
     clock: Clock = utcnow
     meta: dict[str, Any] = field(default_factory=dict)
-    progress: Progress | None = None  # set by an interactive caller to draw a progress bar
+    # set by an interactive caller: a stage ("parse", "embed") -> the callable drawing its bar
+    progress: Callable[[str], Progress] | None = None
     runtime: dict[str, Any] | None = None  # the daemon's own facts, shown by index.status
     settings: Settings | None = None  # the vault's settings, for methods that read rules
     memory: MemoryService = field(init=False)  # memory entries and reminders (DESIGN 6)
@@ -115,7 +116,8 @@ class Services:
         if not self.vault.root.is_dir():
             # An unmounted drive or a vault moved away must not read as "every note deleted".
             raise VaultNotFound(f"the vault folder is missing: {self.vault.root}")
-        report = self.indexer.run(full=full, scope=paths, progress=progress or self.progress)
+        progress = progress or (self.progress("parse") if self.progress else None)
+        report = self.indexer.run(full=full, scope=paths, progress=progress)
         touched = report.changed_paths + report.deleted_paths
         if touched:  # carried-over vectors of re-parsed notes, none for deleted ones
             self.embed_stage.refresh(touched)

@@ -181,6 +181,8 @@ class EmbedStage:
         self.prepare()
         total = self.pending()
         done = 0
+        if progress is not None and total:
+            progress(0, total)  # the bar shows at once: the first batch may first load the model
         while True:
             batch = self.compute(batch_size)
             if batch is None:

@@ -63,7 +63,29 @@ class GraphQueries:
             )
         if res.state == "valid" and res.target:
             return res.target
+        linked = self._dangling_sources(text)
+        if linked:  # a note people link to but nobody wrote: a near name would only mislead
+            where = ", ".join(f"{e.source}:{e.line}" for e in linked[:3])
+            more = f" and {len(linked) - 3} more" if len(linked) > 3 else ""
+            raise NoteNotFound(
+                f"no note '{arg}': it is a dangling link target, linked from {where}{more} but "
+                "not written yet (`sidecar graph dangling` lists every such link)",
+                {"close": [], "dangling": [{"source": e.source, "line": e.line} for e in linked]},
+            )
         raise NoteNotFound(f"no note '{arg}'{self._suggest(text)}", {"close": self._close(text)})
+
+    def _dangling_sources(self, text: str) -> list[Edge]:
+        """The broken links whose written target is ``text`` (case-insensitively, any anchor
+        and ``.md`` aside)."""
+        want = text.lower().removesuffix(".md")
+
+        def written(e: Edge) -> str:
+            return e.raw.split("#", 1)[0].strip().lower().removesuffix(".md")
+
+        found = [
+            e for e in self.state.graph.dangling() if e.state == "broken" and written(e) == want
+        ]
+        return sorted(found, key=lambda e: (e.source, e.line))
 
     def _as_vault_path(self, text: str) -> str:
         path = Path(text)

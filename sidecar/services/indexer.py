@@ -23,6 +23,10 @@ from sidecar.store.lance import IndexStore
 from sidecar.store.vaultfs import NoteFile, Vault
 
 Progress = Callable[[int, int], None]
+EMPTY_VAULT = (
+    "no notes found (only .md files count; hidden folders and .sidecarignore entries are "
+    "skipped): is this the vault you meant?"
+)
 
 
 @dataclass(slots=True)
@@ -42,6 +46,7 @@ class IndexReport:
     changed_paths: list[str] = field(default_factory=list)
     deleted_paths: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    stages: dict[str, float] = field(default_factory=dict)  # seconds per stage (parse, embed)
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__slots__}
@@ -121,6 +126,8 @@ class Indexer:
             report.chunks = sum(n.chunk_count for n in self.state.notes.values())
             report.links = self.state.link_stats()
         report.edges = report.links["total"] - report.links["self"]
+        if scope is None and report.notes == 0:  # most often the wrong folder: say so
+            report.warnings.append({"path": str(self.vault.root), "warning": EMPTY_VAULT})
         report.seconds = time.perf_counter() - started
         if scope is None:
             self.stale = False

@@ -136,7 +136,7 @@ class MemoryService:
                     f"near-duplicate of memory entry '{verdict.other}' (similarity "
                     f"{verdict.score:.2f}); update that entry, or pass on_duplicate=contradicts",
                     {"reason": "near_duplicate", "duplicate_of": verdict.other,
-                     "similarity": verdict.score},
+                     "similarity": verdict.score, "retry_with": {"on_duplicate": "contradicts"}},
                 )  # fmt: skip
             entry = m.with_relation(entry, "contradicts", verdict.other or "")
         record = self.index.save(entry, vector)

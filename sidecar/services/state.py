@@ -44,6 +44,7 @@ class IndexState:
         self.graph = Graph(notes.keys(), edges)
         self._facts: Facts | None = None  # built on first use, then kept up to date by apply
         self._titles: TitleMatcher | None = None  # likewise
+        self._chunks: tuple[int, int] | None = None  # (version, chunk count)
         self._sources_by_key: dict[str, set[str]] = {}
         for note in notes.values():
             self._index_links(note, add=True)
@@ -61,6 +62,12 @@ class IndexState:
         if self._facts is None or self._facts.taxonomy != taxonomy:
             self._facts = Facts(self.graph.edges(), taxonomy)
         return self._facts
+
+    def chunk_count(self) -> int:
+        """Chunks of every note (call holding ``lock``), counted once per state version."""
+        if self._chunks is None or self._chunks[0] != self.version:
+            self._chunks = (self.version, sum(n.chunk_count for n in self.notes.values()))
+        return self._chunks[1]
 
     def titles(self) -> TitleMatcher:
         """Which notes a text names (call holding ``lock``). Built once, patched by ``apply``."""

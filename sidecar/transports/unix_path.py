@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from sidecar.config import Settings
-from sidecar.errors import SidecarError, UsageError
+from sidecar.errors import AlreadyServing, SidecarError, UsageError, storage_error
 
 __all__ = [
     "bind_private_socket",
@@ -30,6 +30,7 @@ __all__ = [
 
 SUN_PATH = 108 if sys.platform.startswith("linux") else 104
 _DEFAULT_MAX = 100  # bytes: a margin below the smallest sun_path for the paths we choose
+SOCKET_SETTING = "set daemon.socket_path (or XDG_RUNTIME_DIR) to a folder you can write"
 
 
 def runtime_dir(env: Mapping[str, str], run_user: Path = Path("/run/user")) -> Path | None:
@@ -128,7 +129,7 @@ def bind_private_socket(path: Path) -> socket.socket:
         if not stat.S_ISSOCK(os.lstat(path).st_mode):
             raise SidecarError(f"{path} exists and is not a socket; refusing to replace it")
         if is_serving(path):
-            raise SidecarError(f"a daemon is already serving this vault at {path}")
+            raise AlreadyServing(f"a daemon is already serving this vault at {path}")
         path.unlink(missing_ok=True)  # stale: its daemon died without cleaning up
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old_umask = os.umask(0o177)
@@ -137,8 +138,8 @@ def bind_private_socket(path: Path) -> socket.socket:
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:  # another daemon won a race for the path
-            raise SidecarError(f"a daemon is already serving this vault at {path}") from exc
-        raise SidecarError(f"cannot bind the socket {path}: {exc.strerror or exc}") from exc
+            raise AlreadyServing(f"a daemon is already serving this vault at {path}") from exc
+        raise storage_error(exc, "the socket", path, SOCKET_SETTING) from exc
     finally:
         os.umask(old_umask)
     os.chmod(path, 0o600)
@@ -153,7 +154,7 @@ def secure_dir(directory: Path) -> None:
         link = os.lstat(directory)
         st = os.stat(directory)
     except OSError as exc:
-        raise SidecarError(f"cannot create the socket directory {directory}: {exc}") from exc
+        raise storage_error(exc, "the socket's folder", directory, SOCKET_SETTING) from exc
     uid = os.getuid()
     ours = st.st_uid == uid and link.st_uid == uid
     if not ours and (stat.S_IMODE(st.st_mode) & 0o077 or stat.S_ISLNK(link.st_mode)):
