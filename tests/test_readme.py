@@ -63,6 +63,7 @@ def normalised(text: str) -> list[str]:
     for line in text.splitlines():
         line = re.sub(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.+\d:]*", "<when>", line)
         line = re.sub(r"\b\d+ min \d+ s\b|\b\d+(\.\d+)? m?s\b", "<time>", line)
+        line = re.sub(r"in <time> \([^)]*\)", "in <time>", line)  # stages shown when they differ
         line = re.sub(r"^\d\.\d{3}  ", "<score>  ", line)
         out.append(line.rstrip())
     return out

@@ -27,7 +27,7 @@ def emit(result: Any, as_json: bool, formatter: Formatter | None = None) -> None
 def fmt_index(r: dict[str, Any]) -> str:
     links = r.get("links", {})
     lines = [
-        f"{r['notes']} notes, {r['chunks']} chunks ({r['embedded']} embedded), {r['edges']} edges "
+        f"{r['notes']} notes, {r['chunks']} chunks ({r['embedded']} embedded now), {r['edges']} edges "
         f"({r['changed']} changed, {r['deleted']} deleted, {r['renamed']} renamed) "
         f"{took(r)}",
         f"links: {links.get('resolved', 0)} resolved, {links.get('broken', 0)} broken, "
