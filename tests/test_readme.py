@@ -134,6 +134,7 @@ def run_daemon_block(
     return text
 
 
+@pytest.mark.timeout(1800)  # a fresh venv's install, then the model prepared afresh
 def test_readme_commands_run_as_written(clone: Path) -> None:
     blocks = [b for b in readme_blocks((clone / "README.md").read_text("utf-8")) if b.lang == "sh"]
     env = environment(clone.parent / "home")
@@ -155,6 +156,7 @@ def test_readme_commands_run_as_written(clone: Path) -> None:
         if block.mark.startswith("skip"):
             continue
         script = f". {state}\n{block.body}\nexport -p > {state}.new\n"
+        sys.stdout.write(f"README block: {block.body.splitlines()[0]}\n")  # shown if it fails
         if block.mark == "daemon":
             run_daemon_block(script, clone, env, timeout=300)
             continue

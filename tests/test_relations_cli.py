@@ -46,7 +46,7 @@ def test_mentions_edges_and_html_export(vault: Path, tmp_path: Path) -> None:
     page.parent.mkdir()
     r = sidecar("graph", "export", "--format", "html", "-o", str(page), "--vault", str(vault))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith(f"wrote {page}") and "<svg" in page.read_text("utf-8")
+    assert r.stdout.startswith(f"wrote {page}") and "<canvas" in page.read_text("utf-8")
     r = sidecar("graph", "export", "--vault", str(vault))
     assert {"nodes", "edges"} <= set(json.loads(r.stdout))
 
