@@ -141,8 +141,7 @@ def test_dangling_target_is_named_as_such_without_an_unrelated_suggestion(
     assert r.returncode == 1
     assert last_line(r) == (
         "sidecar: no note 'Japan': it is a dangling link target, linked from Notes/2023 Japan "
-        "Trip.md (properties), References/Fushimi Inari.md (properties), References/Kyoto.md "
-        "(properties) but not written yet "
+        "Trip.md:8, References/Fushimi Inari.md:9, References/Kyoto.md:7 but not written yet "
         "(`sidecar graph dangling` lists every such link)"
     )
     assert "Catan" not in r.stderr  # what the old code offered: "did you mean: References/Catan.md"

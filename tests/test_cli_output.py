@@ -109,23 +109,3 @@ def test_search_says_when_the_semantic_leg_is_partial(cold: Services) -> None:
     )
     cold.embed_stage.run()
     assert "semantic_coverage" not in registry.call(cold, "search", {"query": "alpha beta"})
-
-
-def test_a_link_in_the_properties_is_not_shown_at_line_0(tmp_path: Path) -> None:
-    """Frontmatter links have no body line; the text output said ``Auth Service.md:0`` with an
-    empty context, a line that does not exist."""
-    import shutil
-
-    from tests.conftest import EXAMPLE_VAULT
-
-    vault = Path(shutil.copytree(EXAMPLE_VAULT, tmp_path / "example vault"))
-    env = {**os.environ, "SIDECAR_EMBED_MODEL": "tiny", "XDG_DATA_HOME": str(tmp_path / "d")}
-    run = [sys.executable, "-m", "sidecar"]
-    r = subprocess.run([*run, "backlinks", "Session Store", "--vault", str(vault)],
-                       capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    assert "services/Auth Service.md (properties)  [depends_on]" in r.stdout.splitlines()
-    d = subprocess.run([*run, "graph", "dangling", "--vault", str(vault)],
-                       capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
-    assert "services/Session Store.md (properties)  Redis Cluster  [broken]" in d.stdout
-    assert ".md:0" not in r.stdout + d.stdout

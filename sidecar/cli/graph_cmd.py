@@ -92,7 +92,7 @@ def fmt_traverse(r: dict[str, Any]) -> str:
     n = len(r["nodes"])
     lines = [f"{r['root']}  ({r['relation']}, {n} note{'s' * (n != 1)})"]
     for n in r["nodes"]:
-        where = ", ".join(output.at(s["path"], s["line"]) for s in n["via"]["stated"])
+        where = ", ".join(f"{s['path']}:{s['line']}" for s in n["via"]["stated"])
         lines.append(f"{'  ' * n['depth']}{n['path']}  <- {n['via']['source']}  [{where}]")
     return "\n".join(lines)
 
@@ -110,14 +110,14 @@ def fmt_current(r: dict[str, Any]) -> str:
 
 def fmt_mentions(r: dict[str, Any]) -> str:
     lines = [f"{len(r['mentions'])} unlinked mentions of {r['path']}"]
-    lines += [f"{output.at(m['source'], m['line'])}  {m['text']}" for m in r["mentions"]]
+    lines += [f"{m['source']}:{m['line']}  {m['text']}" for m in r["mentions"]]
     return "\n".join(lines)
 
 
 def _edge_line(e: dict[str, Any]) -> str:
     strength = "" if e["strength"] is None else f"  strength {e['strength']:.2f}"
     label = f"  [{e['label']}]" if e.get("label") else ""
-    return f"{output.at(e['source'], e['line'])} -> {e['target']}{label}{strength}"
+    return f"{e['source']}:{e['line']} -> {e['target']}{label}{strength}"
 
 
 def fmt_edges(r: dict[str, Any]) -> str:

@@ -99,26 +99,13 @@ def _listed(lines: list[str], what: str) -> list[str]:
     return [*lines[:LISTED], f"… and {len(lines) - LISTED} more {what}; --json lists all"]
 
 
-def at(path: str, line: int) -> str:
-    """``path:line``, or ``path (properties)`` for a link written in the frontmatter, which
-    has no body line (the index records 0); the ``:0`` read as a line that does not exist."""
-    return f"{path}:{line}" if line else f"{path} (properties)"
-
-
-def line_mark(line: int) -> str:
-    """A line number in a column, ``fm`` for the frontmatter (as the lint report writes it)."""
-    return str(line) if line else "fm"
-
-
 def fmt_links(r: dict[str, Any]) -> str:
     lines = [f"{r['path']}", "outgoing:"]
     for e in r["outgoing"]:
         mark = "" if e["state"] == "valid" else f"  [{e['state']}]"
-        lines.append(
-            f"  {line_mark(e['line']):>4}  {e['relation']:<10} {e['target'] or e['raw']}{mark}"
-        )
+        lines.append(f"  {e['line']:>4}  {e['relation']:<10} {e['target'] or e['raw']}{mark}")
     lines.append("incoming:")
-    lines += [f"  {at(e['source'], e['line'])}  {e['relation']}" for e in r["incoming"]]
+    lines += [f"  {e['source']}:{e['line']}  {e['relation']}" for e in r["incoming"]]
     for n in r.get("neighbors", []):
         lines.append(f"  {'  ' * n['depth']}{n['path']} (depth {n['depth']})")
     if r.get("neighbors_truncated"):
@@ -130,7 +117,7 @@ def fmt_backlinks(r: dict[str, Any]) -> str:
     lines = [_backlinks_head(r)]
     for b in r["backlinks"]:
         context = " ".join(b["context"].split())[:160]
-        lines.append(f"{at(b['source'], b['line'])}  [{b['relation']}]  {context}".rstrip())
+        lines.append(f"{b['source']}:{b['line']}  [{b['relation']}]  {context}")
     return "\n".join(lines)
 
 
@@ -174,7 +161,7 @@ def fmt_hubs(r: dict[str, Any]) -> str:
 
 def fmt_dangling(r: dict[str, Any]) -> str:
     return "\n".join(
-        f"{at(d['source'], d['line'])}  {d['raw']}  [{d['state']}]"
+        f"{d['source']}:{d['line']}  {d['raw']}  [{d['state']}]"
         + (f" candidates: {', '.join(d['candidates'])}" if d["candidates"] else "")
         for d in r["dangling"]
     )

@@ -65,8 +65,7 @@ class GraphQueries:
             return res.target
         linked = self._dangling_sources(text)
         if linked:  # a note people link to but nobody wrote: a near name would only mislead
-            where = ", ".join(f"{e.source}:{e.line}" if e.line else f"{e.source} (properties)"
-                              for e in linked[:3])  # fmt: skip
+            where = ", ".join(f"{e.source}:{e.line}" for e in linked[:3])
             more = f" and {len(linked) - 3} more" if len(linked) > 3 else ""
             raise NoteNotFound(
                 f"no note '{arg}': it is a dangling link target, linked from {where}{more} but "
