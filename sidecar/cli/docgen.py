@@ -65,7 +65,11 @@ def cli_markdown() -> str:
     from sidecar.cli.main import main
 
     lines = [HEADER + "# Command line\n"]
-    ctx = click.Context(main, info_name="sidecar")
+    # as the CLI builds its contexts: with `-h` beside `--help` (click caches a command's help
+    # option from the first context made, so a bare Context here made the docs say `--help`
+    # only, or say `-h` depending on what ran before)
+    names = main.context_settings.get("help_option_names", ["--help"])
+    ctx = click.Context(main, info_name="sidecar", help_option_names=names)
     lines += ["```", main.get_help(ctx), "```", ""]
     lines += ["## Exit status\n", "Every command exits with one of these (`sidecar.errors`); the "
               "systemd unit's `RestartPreventExitStatus` lists "
@@ -74,7 +78,7 @@ def cli_markdown() -> str:
     lines += [f"| {code} | {meaning} |" for code, meaning in EXIT_STATUSES.items()]
     lines.append("")
     for name, cmd in sorted(_commands(main, "sidecar")):
-        sub = click.Context(cmd, info_name=name)
+        sub = click.Context(cmd, info_name=name, help_option_names=names)
         lines += [f"## `{name}`\n", "```", cmd.get_help(sub), "```", ""]
     return "\n".join(lines)
 
