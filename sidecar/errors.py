@@ -140,7 +140,7 @@ EXIT_STATUSES: dict[int, str] = {
 NO_RESTART: tuple[int, ...] = (2, 4, 6)  # a full disk (5) may clear; retrying the rest cannot help
 
 
-def storage_error(exc: OSError, what: str, path: object, setting: str) -> StorageUnavailable:
+def unwritable_folder(exc: OSError, what: str, path: object, setting: str) -> StorageUnavailable:
     """One line for a folder we cannot write: which folder, why, and what moves it."""
     reason = exc.strerror or str(exc)
     return StorageUnavailable(f"cannot write {what} {path}: {reason.lower()}; {setting}",

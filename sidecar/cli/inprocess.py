@@ -17,7 +17,7 @@ from sidecar.cli.progress import bars_for
 from sidecar.config import Settings, model_cache_dir
 from sidecar.core.chunks import ChunkOptions
 from sidecar.embed import load_embedder
-from sidecar.errors import StorageUnavailable, StoreError, storage_error
+from sidecar.errors import StorageUnavailable, StoreError, unwritable_folder
 from sidecar.services.context import Services
 from sidecar.services.memory import memory_dir
 
@@ -81,7 +81,7 @@ def open_services(s: Settings) -> Services:
             raise
         if cause.errno not in UNWRITABLE:
             raise
-        raise storage_error(cause, "the index folder", s.data_dir, DATA_DIR_SETTING) from exc
+        raise unwritable_folder(cause, "the index folder", s.data_dir, DATA_DIR_SETTING) from exc
 
 
 def _open_services(s: Settings) -> Services:

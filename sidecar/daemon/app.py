@@ -35,8 +35,8 @@ from sidecar.daemon.debounce import Debouncer
 from sidecar.daemon.heap import HeapWatch, freeze_long_lived, release_free_memory
 from sidecar.daemon.memory_jobs import MemoryJobs
 from sidecar.daemon.notify import sd_notify
-from sidecar.daemon.supervise import Supervisor, exit_deadline
 from sidecar.daemon.progress_log import EmbedProgress, ready_hint
+from sidecar.daemon.supervise import Supervisor, exit_deadline
 from sidecar.daemon.watcher import VaultWatcher
 from sidecar.daemon.writer import Writer
 from sidecar.errors import SidecarError

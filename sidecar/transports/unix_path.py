@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from sidecar.config import Settings
-from sidecar.errors import AlreadyServing, SidecarError, UsageError, storage_error
+from sidecar.errors import AlreadyServing, SidecarError, UsageError, unwritable_folder
 
 __all__ = [
     "bind_private_socket",
@@ -139,7 +139,7 @@ def bind_private_socket(path: Path) -> socket.socket:
         sock.close()
         if exc.errno == errno.EADDRINUSE:  # another daemon won a race for the path
             raise AlreadyServing(f"a daemon is already serving this vault at {path}") from exc
-        raise storage_error(exc, "the socket", path, SOCKET_SETTING) from exc
+        raise unwritable_folder(exc, "the socket", path, SOCKET_SETTING) from exc
     finally:
         os.umask(old_umask)
     os.chmod(path, 0o600)
@@ -154,7 +154,7 @@ def secure_dir(directory: Path) -> None:
         link = os.lstat(directory)
         st = os.stat(directory)
     except OSError as exc:
-        raise storage_error(exc, "the socket's folder", directory, SOCKET_SETTING) from exc
+        raise unwritable_folder(exc, "the socket's folder", directory, SOCKET_SETTING) from exc
     uid = os.getuid()
     ours = st.st_uid == uid and link.st_uid == uid
     if not ours and (stat.S_IMODE(st.st_mode) & 0o077 or stat.S_ISLNK(link.st_mode)):
