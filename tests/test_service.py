@@ -227,7 +227,7 @@ def test_unit_does_not_restart_what_retrying_cannot_fix(vault: Path, home: Path)
 def test_real_paths_are_quoted_for_each_kind_of_setting() -> None:
     text = render_unit(("/opt/my tools/sidecar", "-m", "x$y"), ["/d/a b/$x%y"], {"K": "v $w%"})
     assert '\nExecStart="/opt/my tools/sidecar" -m "x$$y" serve --vault "%f"\n' in text
-    assert '\nExecStartPre=+mkdir -p "/d/a b/$$x%%y"\n' in text  # a command line: $ doubled
+    assert '\nExecStartPre=+mkdir -p -m 0700 "/d/a b/$$x%%y"\n' in text  # a command line: $ doubled
     assert '\nReadWritePaths=%f "/d/a b/$x%%y"\n' in text  # a path list: $ is literal
     assert '\nEnvironment="K=v $w%%"\n' in text
     for exe in ('/opt/a"b/sidecar', "/opt/a\\b/sidecar", "/opt/$HOME/sidecar"):

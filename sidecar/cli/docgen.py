@@ -65,12 +65,9 @@ def cli_markdown() -> str:
     from sidecar.cli.main import main
 
     lines = [HEADER + "# Command line\n"]
-    # as the CLI builds its contexts: with `-h` beside `--help` (click caches a command's help
-    # option from the first context made, so a bare Context here made the docs say `--help`
-    # only, or say `-h` depending on what ran before)
     names = main.context_settings.get("help_option_names", ["--help"])
     ctx = click.Context(main, info_name="sidecar", help_option_names=names)
-    lines += ["```", main.get_help(ctx), "```", ""]
+    lines += ["```", help_text(main, ctx), "```", ""]
     lines += ["## Exit status\n", "Every command exits with one of these (`sidecar.errors`); the "
               "systemd unit's `RestartPreventExitStatus` lists "
               f"{', '.join(map(str, NO_RESTART))}, which retrying cannot fix.\n",
@@ -79,8 +76,16 @@ def cli_markdown() -> str:
     lines.append("")
     for name, cmd in sorted(_commands(main, "sidecar")):
         sub = click.Context(cmd, info_name=name, help_option_names=names)
-        lines += [f"## `{name}`\n", "```", cmd.get_help(sub), "```", ""]
+        lines += [f"## `{name}`\n", "```", help_text(cmd, sub), "```", ""]
     return "\n".join(lines)
+
+
+def help_text(cmd: click.Command, ctx: click.Context) -> str:
+    """The help as the CLI prints it, with `-h` beside `--help`. Click caches a command's help
+    option from the first context made for it, and a test invoking a subcommand directly makes
+    one with `--help` alone; the docs must not depend on what ran before in the process."""
+    cmd._help_option = None  # the one cache click keeps per command
+    return cmd.get_help(ctx)
 
 
 def _commands(group: click.Group, prefix: str) -> list[tuple[str, click.Command]]:

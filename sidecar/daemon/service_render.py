@@ -77,7 +77,7 @@ def render_unit(
         text = _replace(text, f"\nExecStart={DEFAULT_EXEC} ", f"\nExecStart={words} ", 1)
     if writable:
         dirs = " ".join(unit_quote(p, True) for p in writable)
-        text = _replace(text, f"mkdir -p {DEFAULT_DATA}\n", f"mkdir -p {dirs}\n", 1)
+        text = _replace(text, f"mkdir -p -m 0700 {DEFAULT_DATA}\n", f"mkdir -p -m 0700 {dirs}\n", 1)
         dirs = " ".join(unit_quote(p) for p in writable)
         text = _replace(
             text, f"ReadWritePaths=%f {DEFAULT_DATA}\n", f"ReadWritePaths=%f {dirs}\n", 1
