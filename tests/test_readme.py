@@ -91,7 +91,8 @@ def environment(home: Path) -> dict[str, str]:
     afresh, as on a new machine), nothing of this test run's virtualenv."""
     runtime = Path(tempfile.mkdtemp(prefix="rdm", dir="/tmp"))  # a socket path stays short
     runtime.chmod(0o700)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SIDECAR_", "VIRTUAL_ENV"))}
+    ours = ("SIDECAR_", "VIRTUAL_ENV", "PYTHONPATH")  # a newcomer's Python finds only its venv
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
     venv_bin = str(Path(sys.executable).parent)
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
     return {**env, "HOME": str(home), "XDG_DATA_HOME": str(home / "data"),
