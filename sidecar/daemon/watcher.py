@@ -30,7 +30,7 @@ _log = logging.getLogger(__name__)
 
 # What a change to a note looks like. Opens and reads are left out of the inotify mask: the
 # daemon's own reads (a cold index reads every note, `mentions` scans the vault) made two events
-# a file, and 100k notes overflowed the kernel's queue, which watchdog answers with a rescan.
+# a file, and 100k notes overflowed the kernel's queue.
 EVENTS = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent, FileClosedEvent,
           DirCreatedEvent, DirMovedEvent, DirDeletedEvent]  # fmt: skip
 
@@ -59,15 +59,37 @@ class _Handler(FileSystemEventHandler):
             self.on_path(rel)
 
 
+class _Overflow(logging.Handler):
+    """watchdog 7.1 answers IN_Q_OVERFLOW by rebuilding its watches and logging a warning, and
+    tells no handler: the lost events would stay lost. Its warning is the only signal, so it
+    asks for a reconcile scan, as Watchman recrawls (issue 24, major 7)."""
+
+    def __init__(self, on_overflow: Callable[[], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.on_overflow = on_overflow
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if str(record.msg).startswith("Inotify queue overflowed"):
+            _log.warning("inotify queue overflowed: reconciling the index with the disk")
+            self.on_overflow()
+
+
+_WATCHDOG_LOG = logging.getLogger("watchdog.observers")
+
+
 class VaultWatcher:
     """A recursive observer on the vault; callbacks run on watchdog's thread."""
 
     def __init__(self, root: Path, on_path: Callable[[str], None], on_dir: Callable[[], None]):
         self.root = root
         self._handler = _Handler(root, on_path, on_dir)
+        self._overflow = _Overflow(on_dir)  # another watcher's overflow: one spare scan
         self._observer: Observer | None = None  # type: ignore[valid-type]
 
     def start(self) -> None:
+        _WATCHDOG_LOG.addHandler(self._overflow)
+        if not _WATCHDOG_LOG.isEnabledFor(logging.WARNING):
+            _WATCHDOG_LOG.setLevel(logging.WARNING)
         observer = Observer()
         observer.daemon = True
         observer.schedule(self._handler, str(self.root), recursive=True, event_filter=EVENTS)
@@ -75,6 +97,7 @@ class VaultWatcher:
         self._observer = observer
 
     def stop(self) -> None:
+        _WATCHDOG_LOG.removeHandler(self._overflow)
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
