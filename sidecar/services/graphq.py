@@ -89,7 +89,11 @@ class GraphQueries:
 
     def _as_vault_path(self, text: str) -> str:
         path = Path(text)
-        if path.is_absolute() or (Path.cwd() / path).exists():
+        try:
+            on_disk = path.is_absolute() or (Path.cwd() / path).exists()
+        except (OSError, ValueError):  # a name over 255 bytes, NUL: a name, never a file here
+            on_disk = False
+        if on_disk:
             absolute = path if path.is_absolute() else Path.cwd() / path
             try:
                 return absolute.resolve().relative_to(self.root).as_posix()

@@ -158,11 +158,13 @@ class Vault:
             if exc.errno == errno.ELOOP:
                 return NoteFile(rel, None, None, "not a regular file (a symlink)", None)
             return NoteFile(rel, None, None, f"unreadable: {exc.strerror or exc}", None)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # before fdopen, which refuses a folder with an OSError
+            os.close(fd)
+            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            return NoteFile(rel, None, None, f"{kind}, not a note", None)
         with os.fdopen(fd, "rb") as fh:
             try:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):
-                    return NoteFile(rel, None, None, "not a regular file", None)
                 fst = FileStat(st.st_mtime_ns, st.st_size)
                 if st.st_size > self.max_bytes:
                     reason = (

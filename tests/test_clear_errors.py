@@ -1,0 +1,60 @@
+"""Issue 24's minor items: each a clear error instead of -32603 (an uncaught exception)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sidecar.api import build_registry
+from sidecar.embed import TinyEmbedder
+from sidecar.errors import NoteNotFound, SidecarError
+from sidecar.services.context import Services
+
+REGISTRY = build_registry()
+
+
+@pytest.fixture
+def services(tmp_path: Path) -> Services:
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "n.md").write_text("# n\n\n[[Other]]\n", "utf-8")
+    s = Services.open(vault, tmp_path / "d", embedder=TinyEmbedder(64))
+    s.reindex()
+    return s
+
+
+@pytest.mark.parametrize("method", ["note.backlinks", "note.links"])
+def test_a_note_name_over_255_bytes_is_not_found_and_names_no_folder(
+    services: Services, method: str
+) -> None:
+    """It was ENAMETOOLONG, with the daemon's working folder in the message."""
+    with pytest.raises(NoteNotFound) as err:
+        REGISTRY.call(services, method, {"note": "x" * 300})
+    assert os.getcwd() not in err.value.message
+    services.close()
+
+
+def test_reindexing_a_path_that_is_now_a_folder(services: Services) -> None:
+    (services.vault.root / "n.md").unlink()
+    (services.vault.root / "n.md").mkdir()  # was IsADirectoryError from os.fdopen
+    report = REGISTRY.call(services, "index.reindex", {"paths": ["n.md"]})
+    assert "n.md" in report["deleted_paths"] or any(
+        f["path"] == "n.md" for f in services.status()["failed"]
+    ), report
+    services.close()
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [("reminders.due", {"within": 1e300}), ("memory.write", {"title": "t", "ttl": 1e300}),
+     ("memory.write", {"title": "t", "due_in": 1e15})],
+)  # fmt: skip
+def test_durations_past_the_calendar_are_invalid_params(
+    services: Services, method: str, params: dict[str, object]
+) -> None:
+    with pytest.raises(SidecarError) as err:
+        REGISTRY.call(services, method, params)
+    assert err.value.code == -32602, err.value.message
+    services.close()
