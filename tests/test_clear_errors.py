@@ -58,3 +58,24 @@ def test_durations_past_the_calendar_are_invalid_params(
         REGISTRY.call(services, method, params)
     assert err.value.code == -32602, err.value.message
     services.close()
+
+
+def test_stray_temp_files_in_the_memory_folder_are_removed_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    """A kill -9 between writing a temp file and renaming it leaves the temp file; only our
+    own names go (``.NAME.sidecar-XXXXXXXX.tmp``, and mkstemp's from before)."""
+    vault = tmp_path / "v"
+    folder = vault / ".sidecar" / "memory"
+    (folder / "archive").mkdir(parents=True)
+    (folder / ".history" / "e1").mkdir(parents=True)
+    ours = [folder / ".e1.md.sidecar-1a2b3c4d.tmp", folder / ".e2.md.k3j_9x2a.tmp",
+            folder / "archive" / ".e3.md.sidecar-00ff00ff.tmp",
+            folder / ".history" / "e1" / ".20261201T000000Z.md.sidecar-abcdef01.tmp"]  # fmt: skip
+    theirs = [folder / "draft.tmp", folder / ".draft.tmp", folder / "e9.md.sidecar-1a2b3c4d"]
+    for path in ours + theirs:
+        path.write_text("half-written\n", "utf-8")
+    s = Services.open(vault, tmp_path / "d", embedder=TinyEmbedder(64))
+    s.close()
+    assert [p for p in ours if p.exists()] == []
+    assert all(p.exists() for p in theirs)

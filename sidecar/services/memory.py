@@ -68,6 +68,7 @@ class MemoryService:
              state: IndexState, vault_root: Path) -> MemoryService:  # fmt: skip
         index = MemoryIndex(memory_folder(vault_root, folder), MemoryTable(db, embedder.dim),
                             embedder, clock)  # fmt: skip
+        index.folder.remove_stray_temps()
         index.sync()
         return cls(index, Viewer(state, vault_root.resolve()), clock)
 

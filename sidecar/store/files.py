@@ -12,7 +12,8 @@ absolute paths and NUL never reach the kernel.
 
 Writes are atomic (temp file in the same folder, fsync, rename, fsync the folder): a crash leaves
 the old file or the new one. Temp names carry a marker (``.NAME.sidecar-XXXXXXXX.tmp``) so the
-next start removes the ones a crash left behind, and only those (``is_temp_name``).
+next start removes the ones a crash left in the memory folder, and only those
+(``is_temp_name``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sidecar.core.memory import valid_id
 from sidecar.errors import StoreError
-from sidecar.store.files import Beneath, UnsafePath
+from sidecar.store.files import Beneath, UnsafePath, is_temp_name
 
 ARCHIVE = "archive"
 HISTORY = ".history"
@@ -73,6 +73,22 @@ class MemoryFolder:
                 out.append(EntryFile(name[:-3], path, archived,
                                      st.st_mtime_ns, st.st_size))  # fmt: skip
         return out
+
+    def remove_stray_temps(self) -> int:
+        """Remove the temp files a kill -9 mid-write left (only our own names). Called at open,
+        under the writer lock, when no write of ours can be in flight."""
+        folders = ["", ARCHIVE]
+        try:
+            folders += [f"{HISTORY}/{n}" for n, st in self.files.entries(HISTORY)
+                        if stat.S_ISDIR(st.st_mode)]  # fmt: skip
+            removed = 0
+            for folder in folders:
+                for name, _ in self.files.files(folder):
+                    if is_temp_name(name):
+                        removed += self.files.unlink(f"{folder}/{name}" if folder else name)
+        except OSError:  # a symlinked folder or a missing vault: scan() says so
+            return 0
+        return removed
 
     def read(self, f: EntryFile) -> str | None:
         """The file's text, or None when it vanished (an editor's delete or rename)."""
