@@ -46,3 +46,33 @@ def test_shares_are_even_and_in_order() -> None:
     assert all(s == sorted(s) for s in shares)
     sizes = [sum(len(jobs[i][1]) for i in s) for s in shares]
     assert max(sizes) - min(sizes) <= 7
+
+
+def test_a_child_dies_with_its_parent() -> None:
+    """A share left parsing after its parent died (a daemon's bulk child killed with the
+    daemon) would take the cores a restarted daemon needs."""
+    import contextlib
+    import os
+    import pickle
+    import subprocess
+    import time
+
+    busy = [(f"n{i}.md", "# t\n\n" + "- [[x]] word\n" * 3000, "d") for i in range(200)]
+    shell = subprocess.Popen(  # the parent: starts the child on its own stdin, then exits
+        ["sh", "-c", f"exec 3<&0; {sys.executable} -m sidecar.services.parse_worker $$ <&3 & "
+                     "echo $!; sleep 3"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    assert shell.stdin is not None and shell.stdout is not None
+    child = int(shell.stdout.readline())
+    with contextlib.suppress(BrokenPipeError), shell.stdin:
+        shell.stdin.write(pickle.dumps((ChunkOptions(), busy)))
+    shell.wait()
+    shell.stdout.close()
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{child}"):
+        with open(f"/proc/{child}/stat") as stat:
+            if stat.read().split()[2] == "Z":
+                break
+        assert time.monotonic() < deadline, "the parse child outlived its parent"
+        time.sleep(0.05)

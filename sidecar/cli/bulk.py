@@ -23,9 +23,9 @@ from typing import Any
 from sidecar import logs
 from sidecar.cli.inprocess import open_services
 from sidecar.config import load_settings
-from sidecar.daemon.children import die_with
 from sidecar.daemon.heap import tune_allocators
 from sidecar.errors import SidecarError
+from sidecar.services.children import die_with
 
 
 def _say(result: dict[str, Any]) -> None:

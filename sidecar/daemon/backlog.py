@@ -37,8 +37,8 @@ from typing import IO, Any
 import numpy as np
 
 from sidecar import logs
-from sidecar.daemon.children import die_with
 from sidecar.daemon.heap import tune_allocators
+from sidecar.services.children import die_with
 from sidecar.store.chunk_search import commit_vectors, pending_chunks
 from sidecar.store.faults import storage_error
 from sidecar.store.lance import IndexStore

@@ -5,8 +5,8 @@ core. ``parse_all`` gives a share of a big batch to child processes started on t
 parses the rest itself meanwhile. The children are plain subprocesses, not multiprocessing's:
 a spawned child re-imports the parent's ``__main__`` (the CLI, the daemon's bulk child), which
 costs more than its share of parsing. A child reads ``(ChunkOptions, [(path, text, digest)])``
-pickled on stdin and writes the list of ``ParsedNote`` pickled on stdout; a child that fails
-costs only time: its share is parsed in this process.
+pickled on stdin and writes the list of ``ParsedNote`` pickled on stdout, and dies with its
+parent; a child that fails costs only time: its share is parsed in this process.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from sidecar.core.chunks import ChunkOptions
 from sidecar.core.model import ParsedNote
 from sidecar.core.note import parse_note
+from sidecar.services.children import die_with
 
 Job = tuple[str, str, str]  # path, text, digest
 Progress = Callable[[int, int], None]
@@ -96,7 +97,7 @@ class _Child:
         self._proc: subprocess.Popen[bytes] | None = None
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "sidecar.services.parse_worker"],
+                [sys.executable, "-m", "sidecar.services.parse_worker", str(os.getpid())],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             )  # fmt: skip
         except OSError as exc:
@@ -140,7 +141,10 @@ class _Child:
         return parsed if isinstance(parsed, list) else None
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    """``argv``: the parent's pid (a share left parsing after its parent died only slows
+    down whatever runs next)."""
+    die_with(int(argv[0]))
     options, jobs = pickle.load(sys.stdin.buffer)
     parsed = [parse_note(path, text, digest, options) for path, text, digest in jobs]
     sys.stdout.buffer.write(pickle.dumps(parsed, pickle.HIGHEST_PROTOCOL))
@@ -149,4 +153,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
