@@ -110,6 +110,22 @@ def links_on(i: int, line: str) -> Iterator[LinkAt]:
             yield link
 
 
+def written_on(i: int, line: str) -> list[LinkAt]:
+    """The links line ``i`` holds as text, without parsing it: for a line the note's parse
+    already says holds a link (a ``note.references`` row), when only the columns are wanted."""
+    out: list[LinkAt] = []
+    for m in _OPENING.finditer(line):
+        if out and m.start() < out[-1].end:
+            continue
+        link = _link_at_column(i, line, m.start())
+        if link is not None:
+            out.append(link)
+    return out
+
+
+_OPENING = re.compile(r"!?\[")
+
+
 def _link_at_column(i: int, line: str, col: int) -> LinkAt | None:
     wiki = _WIKI.match(line, col)
     if wiki is not None:

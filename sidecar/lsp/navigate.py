@@ -104,7 +104,7 @@ def references(ls: Scope, target: Target) -> list[t.Location]:
     for source, rows in sorted(_by_source(refs).items()):
         lines = ls.lines(source) or []
         for ref in rows:
-            found = e.locate(lines, ref)
+            found = e.placed(lines, ref)
             if not found:
                 row = max(int(ref["line"]) - 1, 0)
                 width = len(lines[row]) if row < len(lines) else 0
