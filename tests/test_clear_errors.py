@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,20 @@ def test_stray_temp_files_in_the_memory_folder_are_removed_at_the_next_start(
     s.close()
     assert [p for p in ours if p.exists()] == []
     assert all(p.exists() for p in theirs)
+
+
+@pytest.mark.parametrize("name", [".sidecarignore", ".obsidian/app.json"])
+def test_a_fifo_where_a_settings_file_belongs_does_not_hang_the_start(
+    tmp_path: Path, name: str
+) -> None:
+    """open() on a FIFO blocks until a writer comes: the start hung for good."""
+    vault = tmp_path / "v"
+    (vault / ".obsidian").mkdir(parents=True)
+    (vault / "n.md").write_text("# n\n", "utf-8")
+    os.mkfifo(vault / name)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDECAR_")}
+    env |= {"SIDECAR_EMBED_MODEL": "tiny", "SIDECAR_DATA_DIR": str(tmp_path / "d"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg")}  # fmt: skip
+    run = subprocess.run([sys.executable, "-m", "sidecar", "index", "--vault", str(vault)],
+                         env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stderr

@@ -10,7 +10,9 @@ attachments go (``./`` is the note's own folder). Excluded notes are not indexed
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,7 @@ class ObsidianSettings:
     def load(cls, root: Path) -> ObsidianSettings:
         path = root / APP_JSON
         try:
-            raw = path.read_text("utf-8")
+            raw = _read_regular(path)
         except FileNotFoundError:
             return cls()
         except (OSError, UnicodeDecodeError) as exc:
@@ -69,3 +71,18 @@ class ObsidianSettings:
         return {"app_json": APP_JSON if self.found else None,
                 "userIgnoreFilters": list(self.ignore_filters),
                 "attachmentFolderPath": self.attachment_folder, "error": self.error}  # fmt: skip
+
+
+def _read_regular(path: Path) -> str:
+    """A regular file's text; a FIFO or device where app.json should be is an OSError, never
+    a read that blocks the daemon's start. A symlinked .obsidian/ (shared settings) is fine."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8")

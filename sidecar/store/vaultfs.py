@@ -70,7 +70,8 @@ class Vault:
 
     def _ignore_file_lines(self) -> list[str]:
         try:
-            return (self.root / IGNORE_FILE).read_text("utf-8").splitlines()
+            # Through the vault's Beneath: a FIFO named .sidecarignore is refused, not waited on.
+            return self.files.read_text(IGNORE_FILE).splitlines()
         except OSError:
             return []
 
