@@ -1,9 +1,8 @@
 """Where a cold start's extra memory sits: the daemon's embedding loop in one process.
 
 ``MALLOC_ARENA_MAX=1 python bench/heap_probe.py VAULT DATA cold`` indexes ``VAULT`` into a
-fresh ``DATA``, embeds every chunk as the daemon does (batches doubling to 512, a compaction
-every 5,000 chunks, ``HeapWatch`` after each commit), settles, and prints resident memory
-with glibc's and CPython's allocator figures. ``... DATA restart`` opens the same store as a
+fresh ``DATA``, embeds every chunk as the daemon does (batches of 256, each one append),
+compacts, and prints resident memory with glibc's and CPython's allocator figures. ``... DATA restart`` opens the same store as a
 restarted daemon would, for comparison. Both use the real model. Run it with the arena cap
 the daemon would use (``sidecar serve`` sets it for itself; this script does not).
 """
@@ -24,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import anon_kib, queries
 
 from sidecar.daemon.app import warm
-from sidecar.daemon.heap import HeapWatch, release_free_memory, resident_bytes, tune_allocators
+from sidecar.daemon.heap import release_free_memory, tune_allocators
 from sidecar.embed import load_embedder
 from sidecar.services.context import Services
 from sidecar.services.search import Query
@@ -71,6 +70,11 @@ def pymalloc() -> str:
     return f"pymalloc arenas {arenas[1]} MiB, objects in them {in_use} MiB"
 
 
+def resident_bytes() -> int:
+    with open("/proc/self/statm", "rb") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
 def report(tag: str) -> None:
     release_free_memory()
     print(
@@ -83,22 +87,11 @@ def report(tag: str) -> None:
 def cold(s: Services) -> None:
     s.reindex()
     report("parsed")
-    stage = s.embed_stage
-    stage.prepare()
-    heap = HeapWatch()
-    size, done, since = 64, 0, 0
+    stage, done = s.embed_stage, 0
     t0 = time.perf_counter()
-    while (batch := stage.compute(size)) is not None:
-        size = min(size * 2, 512) if len(batch.chunk_ids) == size else 64
-        stage.commit(batch)
-        heap.check()
-        done += len(batch.chunk_ids)
-        since += len(batch.chunk_ids)
-        if since >= 5000:
-            s.store.optimize()
-            since = 0
-    s.store.optimize()
-    s.settle()
+    while (batch := stage.compute(256)) is not None:
+        done += stage.commit(batch)
+    s.compact()
     print(f"embedded {done} chunks in {time.perf_counter() - t0:.0f} s", flush=True)
 
 
@@ -128,9 +121,8 @@ def main() -> None:
                 for q in queries(rng, args.queries):
                     s.search.search(Query(q, mode=mode))
                 report(f"then {args.queries} {mode} queries")
-            s.store.optimize()
-            s.drop_store_caches()
-            report("then a compaction, caches dropped")
+            s.compact()
+            report("then a compaction")
     finally:
         s.close()
 

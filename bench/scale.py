@@ -19,6 +19,12 @@ measured as a user meets it:
 Each size writes ``bench/results/scale-<notes>.json``; the table and the plot
 (``docs/img/scale.png``) between the ``scale`` markers of docs/benchmarks.md are rebuilt from
 every such file present.
+
+Before and after in one run: ``--compare DIR`` first measures the daemon of another checkout
+(``DIR`` with its own ``.venv``, e.g. a worktree of the previous commit) at each size, into
+``scale-<notes>-before.json``, then this checkout's. ``--code DIR --label before`` measures only
+the other one (a 100k-note run is over an hour each). The harness, the model and the vault are
+this checkout's in both, and the load average is sampled throughout (``load``).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -43,7 +50,6 @@ from machine import describe, pct
 from sidecar.config import model_cache_dir
 from sidecar.core.note import parse_note
 from sidecar.embed import load_embedder
-from sidecar.services.context import Services
 from tests.daemon_harness import RunningDaemon, daemon_env, start
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,6 +106,42 @@ def resident_by_mapping(pid: int, top: int = 8) -> dict[str, float]:
 
 def du_mib(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
+
+
+def table_versions(data: Path) -> int:
+    """Versions committed to the store's LanceDB tables and still on disk (one manifest each),
+    whatever the layout: the difference across saves is what they wrote."""
+    return sum(1 for _ in (data / "lance").glob("*.lance/_versions/*.manifest"))
+
+
+class LoadSampler:
+    """The 1-minute load average every ``every`` seconds while a run lasts (the machine is
+    shared: figures say what else ran)."""
+
+    def __init__(self, every: float = 30) -> None:
+        self.every = every
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            self.samples.append(os.getloadavg()[0])
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self) -> LoadSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> dict[str, float]:
+        s = self.samples or [0.0]
+        return {"min": round(min(s), 2), "mean": round(statistics.mean(s), 2),
+                "max": round(max(s), 2), "n": len(s)}  # fmt: skip
 
 
 def raw_model_rate(vault: Path, sample: int = 1000) -> tuple[float, str]:
@@ -163,11 +205,13 @@ def save_to_found(d: RunningDaemon, notes: list[str], mode: str, saves: int) -> 
     return summary(found)
 
 
-def restart(vault: Path, env: dict[str, str], texts: list[str]) -> dict[str, Any]:
+def restart(
+    vault: Path, env: dict[str, str], texts: list[str], code: Path | None = None
+) -> dict[str, Any]:
     """The daemon started again on the same store: until serving, and its memory once it has
     answered some hybrid queries (set beside the memory after the cold start above)."""
     t0 = time.perf_counter()
-    d = start(vault, env, wait=3600)
+    d = start(vault, env, wait=3600, code=code)
     ready = time.perf_counter() - t0
     try:
         search_latency(d, "hybrid", texts)
@@ -182,22 +226,42 @@ def restart(vault: Path, env: dict[str, str], texts: list[str]) -> dict[str, Any
         d.stop(timeout=600)
 
 
-def one_note_reindex(vault: Path, data: Path, notes: list[str]) -> dict[str, float]:
-    # The store's own model (its vectors stay valid); re-indexing never loads it.
-    s = Services.open(
-        vault, data, embedder=load_embedder("minilm", cache_dir=model_cache_dir(os.environ))
-    )
-    try:
-        rng = random.Random(9)
-        times = []
-        for i in range(20):
-            rel = rng.choice(notes)
-            with (vault / rel).open("a", encoding="utf-8") as fh:
-                fh.write(f"\nreindex probe {i}\n")
-            times.append(timed(lambda r=rel: s.reindex(paths=[r])))
-        return summary(times)
-    finally:
-        s.close()
+REINDEX_PROBE = """
+import json, random, sys, time
+from pathlib import Path
+from sidecar.config import model_cache_dir
+from sidecar.embed import load_embedder
+from sidecar.services.context import Services
+import os
+vault, data, notes = Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.stdin.read())
+s = Services.open(vault, data, embedder=load_embedder("minilm", cache_dir=model_cache_dir(os.environ)))
+try:
+    rng = random.Random(9)
+    times = []
+    for i in range(20):
+        rel = rng.choice(notes)
+        with (vault / rel).open("a", encoding="utf-8") as fh:
+            fh.write(f"\\nreindex probe {i}\\n")
+        t0 = time.perf_counter()
+        s.reindex(paths=[rel])
+        times.append((time.perf_counter() - t0) * 1000)
+finally:
+    s.close()
+print(json.dumps(times))
+"""
+
+
+def one_note_reindex(
+    vault: Path, data: Path, notes: list[str], code: Path | None = None
+) -> dict[str, float]:
+    """20 one-note re-indexes in a process of the measured code (``code``'s, or this one's),
+    with the store's own model (its vectors stay valid); re-indexing never loads it."""
+    python = str(code / ".venv" / "bin" / "python") if code else sys.executable
+    out = subprocess.run(
+        [python, "-c", REINDEX_PROBE, str(vault), str(data)], input=json.dumps(notes),
+        capture_output=True, text=True, check=True, cwd=code or REPO,
+    ).stdout  # fmt: skip
+    return summary(json.loads(out.strip().splitlines()[-1]))
 
 
 def steady_state(
@@ -215,7 +279,11 @@ def steady_state(
         "graph": graph_latency(d, notes, rng),
     }
     settled = d.log_text().count(SETTLED)
-    r["save_to_hybrid"] = save_to_found(d, notes, "hybrid", 20)
+    data = Path(d.env["SIDECAR_DATA_DIR"])
+    versions = table_versions(data)
+    r["save_to_hybrid"] = save_to_found(d, notes, "hybrid", SAVES)
+    wait_embedded(d)
+    r["table_versions_per_save"] = round((table_versions(data) - versions) / SAVES, 2)
     r["settle_after_saves_s"] = wait_settled(d, settled)
     time.sleep(5)
     cpu0, _ = proc_stat(d.proc.pid)
@@ -231,6 +299,16 @@ def steady_state(
 
 
 SETTLED = "store caches:"  # the daemon's log line after a compaction
+SAVES = 20
+
+
+def wait_embedded(d: RunningDaemon, limit: float = 120) -> None:
+    """Until no chunk waits for a vector (the saves' own vectors are part of what they wrote)."""
+    deadline = time.monotonic() + limit
+    with d.client() as c:
+        while c.call("index.status")["pending"]:
+            assert time.monotonic() < deadline, "the saves' vectors never landed"
+            time.sleep(0.2)
 
 
 def wait_settled(d: RunningDaemon, seen: int) -> float:
@@ -244,28 +322,54 @@ def wait_settled(d: RunningDaemon, seen: int) -> float:
 
 
 def run_size(
-    count: int, work: Path, idle: float, budget: float | None = None, *, keep: bool = False
+    count: int,
+    work: Path,
+    idle: float,
+    budget: float | None = None,
+    *,
+    keep: bool = False,
+    code: Path | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """``budget``: seconds to watch the embedding backlog instead of waiting for its end (the
     queries, saves and memory after it are then measured while it still runs). ``keep``: leave
-    the vault copy and its index in ``work/state-N`` (to probe a restart with other code)."""
+    the vault copy and its index in ``work/state-N`` (to probe a restart with other code).
+    ``code``: measure that checkout's daemon instead of this one's; ``extra_env``: settings
+    for the daemon (``SIDECAR_*``), to measure a variant."""
+    with LoadSampler() as load:
+        r = _run_size(count, work, idle, budget, keep, code, extra_env or {})
+    r["load"] = load.summary()
+    r["env"] = extra_env or {}
+    return r
+
+
+def _run_size(
+    count: int,
+    work: Path,
+    idle: float,
+    budget: float | None,
+    keep: bool,
+    code: Path | None,
+    extra_env: dict[str, str],
+) -> dict[str, Any]:
     pristine = work / f"vault-{count}"
     if not pristine.is_dir():
         generate(pristine, count)
     raw, model_id = raw_model_rate(pristine)
-    state = work / f"state-{count}"
+    state = work / (f"state-{count}" + ("-other" if code else ""))
     shutil.rmtree(state, ignore_errors=True)
     state.mkdir()
     vault = state / "vault"  # the run edits notes: a copy, so every run starts alike
     shutil.copytree(pristine, vault)
-    env = daemon_env(state, debounce_ms=300, model="minilm")
+    env = {**daemon_env(state, debounce_ms=300, model="minilm"), **extra_env}
     env["XDG_CACHE_HOME"] = str(Path.home() / ".cache")  # the requantised model, built once
     t0 = time.perf_counter()
-    d = start(vault, env, wait=4 * 3600)
+    d = start(vault, env, wait=4 * 3600, code=code)
     ready = time.perf_counter() - t0
     rng = random.Random(3)
     r: dict[str, Any] = {"notes": count, "machine": describe(), "model": model_id,
-                         "raw_chunks_per_s": round(raw, 1), "ready_s": round(ready, 1)}  # fmt: skip
+                         "raw_chunks_per_s": round(raw, 1), "ready_s": round(ready, 1),
+                         "code": _commit(code or REPO)}  # fmt: skip
     try:
         with d.client(timeout=None) as c:
             status = c.call("index.status")
@@ -303,14 +407,20 @@ def run_size(
         r.update(steady_state(d, notes, rng, texts, idle))
     finally:
         d.stop(timeout=600)
-    r["restart"] = restart(vault, env, texts[:50])
+    r["restart"] = restart(vault, env, texts[:50], code)
     data = Path(env["SIDECAR_DATA_DIR"])
     r["disk_mib"] = round(du_mib(data), 1)
-    r["one_note_reindex"] = one_note_reindex(vault, data, notes)
+    r["one_note_reindex"] = one_note_reindex(vault, data, notes, code)
     r["command"] = f"python bench/scale.py {' '.join(sys.argv[1:])}"
     if not keep:
         shutil.rmtree(state, ignore_errors=True)
     return r
+
+
+def _commit(tree: Path) -> str:
+    run = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h %s"],
+                         capture_output=True, text=True, check=False)  # fmt: skip
+    return run.stdout.strip()[:72]
 
 
 # -- the docs -----------------------------------------------------------------------------
@@ -351,16 +461,32 @@ ROWS: list[tuple[str, Any]] = [
      if "restart" in r else "not measured"),
     ("store on disk", lambda r: f"{r['disk_mib']:.0f} MiB"),
     ("idle CPU over 60 s", lambda r: f"{r['idle_cpu_pct']:.2f} %"),
+    ("table versions per one-note save", lambda r: f"{r['table_versions_per_save']:.1f}"
+     if "table_versions_per_save" in r else "not measured"),
+    ("load average during the run (min / mean / max)",
+     lambda r: f"{r['load']['min']:.1f} / {r['load']['mean']:.1f} / {r['load']['max']:.1f}"
+     if "load" in r else "not recorded"),
+    ("code measured", lambda r: f"`{r['code'].split()[0]}`" if r.get("code") else "see text"),
 ]  # fmt: skip
 
 
 def load_results() -> list[dict[str, Any]]:
+    """The runs of record: this code's and the code it is compared with (``before``); runs of
+    a variant (another ``--label``) are kept beside them, not drawn."""
     found = [json.loads(p.read_text()) for p in RESULTS.glob("scale-*.json")]
-    return sorted(found, key=lambda r: r["notes"])
+    found = [r for r in found if r.get("label", "") in ("", "before")]
+    return sorted(found, key=lambda r: (r["notes"], r.get("label") != "before"))
+
+
+def column(r: dict[str, Any], results: list[dict[str, Any]]) -> str:
+    """``10,000 notes``, or ``before`` / ``after`` when the size was measured both ways."""
+    both = sum(1 for o in results if o["notes"] == r["notes"]) > 1
+    name = f"{r['notes']:,} notes"
+    return f"{name}, {r.get('label') or 'after'}" if both else name
 
 
 def render_table(results: list[dict[str, Any]]) -> str:
-    head = "| measure | " + " | ".join(f"{r['notes']:,} notes" for r in results) + " |"
+    head = "| measure | " + " | ".join(column(r, results) for r in results) + " |"
     lines = [head, "|---|" + "---|" * len(results)]
     lines += [f"| {name} | " + " | ".join(cell(r) for r in results) + " |" for name, cell in ROWS]
     machines = sorted({r["machine"] for r in results})
@@ -453,16 +579,39 @@ def main() -> None:
         metavar="S",
         help="over 50k notes, watch the embedding for S seconds, not to its end",
     )
+    ap.add_argument(
+        "--compare",
+        type=Path,
+        metavar="DIR",
+        help="at each size, first measure DIR's daemon (label 'before')",
+    )
+    ap.add_argument("--code", type=Path, metavar="DIR", help="measure only DIR's daemon")
+    ap.add_argument("--label", default="", help="results file suffix (e.g. before)")
+    ap.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting for the measured daemon, e.g. SIDECAR_DAEMON_BULK_INDEX_NOTES=0",
+    )
     args = ap.parse_args()
     if not args.render:
         args.work.mkdir(parents=True, exist_ok=True)
+        runs: list[tuple[Path | None, str]] = [(args.code.resolve() if args.code else None,
+                                                args.label)]  # fmt: skip
+        if args.compare:
+            runs = [(args.compare.resolve(), "before"), (None, "")]
         for count in args.sizes:
             budget = args.embed_budget if count > 50_000 else None
-            result = run_size(count, args.work, args.idle, budget, keep=args.keep)
-            out = RESULTS / f"scale-{count}.json"
-            out.write_text(json.dumps(result, indent=1) + "\n")
-            print(f"{count} notes: {json.dumps(result)}", flush=True)
-            subprocess.run(["sync"], check=False)
+            for code, label in runs:
+                extra = dict(kv.split("=", 1) for kv in args.env)
+                result = run_size(count, args.work, args.idle, budget, keep=args.keep, code=code,
+                                  extra_env=extra)  # fmt: skip
+                result["label"] = label
+                out = RESULTS / f"scale-{count}{'-' + label if label else ''}.json"
+                out.write_text(json.dumps(result, indent=1) + "\n")
+                print(f"{count} notes {label}: {json.dumps(result)}", flush=True)
+                subprocess.run(["sync"], check=False)
     render_docs()
 
 

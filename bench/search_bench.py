@@ -28,7 +28,7 @@ from sidecar.config import model_cache_dir
 from sidecar.embed import load_embedder
 from sidecar.services.context import Services
 from sidecar.services.search import Query
-from sidecar.store.chunk_search import pending_chunks
+from sidecar.store.chunk_search import texts_by_hash
 
 
 def main() -> None:
@@ -47,7 +47,7 @@ def main() -> None:
         t0 = time.perf_counter()
         report = s.reindex()
         parse_s = time.perf_counter() - t0
-        texts = [r["search_text"] for r in pending_chunks(s.store, 2000)]
+        texts = list(texts_by_hash(s.store, s.vectors.waiting(2000)).values())
         embedder.embed(texts[:64])  # load and warm the model
         t0 = time.perf_counter()
         for i in range(0, len(texts), 256):

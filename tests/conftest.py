@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -98,3 +99,18 @@ def _no_thread_leaks() -> Iterator[None]:
         t.join(timeout=2)
     still = [t.name for t in leaked if t.is_alive()]
     assert not still, f"threads leaked: {still}"
+
+
+@pytest.fixture(autouse=True)
+def _processes_only_in_e2e_tests(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast loop (``pytest -m "not e2e"``) starts no process: a test that starts one (the
+    daemon, the CLI, an editor, a browser) is marked ``e2e``, which this enforces."""
+    if request.node.get_closest_marker("e2e") is not None:
+        return
+
+    def refuse(self: subprocess.Popen[bytes], *args: object, **kwargs: object) -> None:
+        raise AssertionError(f"{request.node.nodeid} starts a process: mark it e2e")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -15,6 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sidecar.transports.unix import RpcClient, is_serving
+
+# Deadlines are written for a quiet machine and multiplied by this. CI and developers share
+# the cores: at a load average of 8 on 2 cores each process gets about a quarter of one.
+# A deadline only bounds a failure; a passing test never waits for it.
+LOAD = max(1.0, 8 / (os.cpu_count() or 1))
 
 
 @dataclass
@@ -29,12 +35,21 @@ class RunningDaemon:
         return self.log.read_text("utf-8", "replace")
 
     def client(self, timeout: float | None = 30.0) -> RpcClient:
-        return RpcClient(self.socket, timeout=timeout)
+        return RpcClient(self.socket, timeout=None if timeout is None else timeout * LOAD)
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
-        return self.proc.wait(timeout=timeout)
+        return self.proc.wait(timeout=timeout * LOAD)
+
+    def wait_for_log(self, pattern: str, timeout: float = 60) -> re.Match[str]:
+        """The first line of the daemon's log matching ``pattern``, once it is written."""
+        deadline = time.monotonic() + timeout * LOAD
+        while (found := re.search(pattern, self.log_text())) is None:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"no {pattern!r} in the daemon's log:\n{self.log_text()}")
+            time.sleep(0.05)
+        return found
 
 
 def daemon_env(state: Path, debounce_ms: int = 100, model: str = "tiny") -> dict[str, str]:
@@ -53,25 +68,33 @@ def daemon_env(state: Path, debounce_ms: int = 100, model: str = "tiny") -> dict
 
 
 def start(
-    vault: Path, env: dict[str, str], *, wait: float = 60, wrap: Sequence[str] = ()
+    vault: Path,
+    env: dict[str, str],
+    *,
+    wait: float = 60,
+    wrap: Sequence[str] = (),
+    code: Path | None = None,
 ) -> RunningDaemon:
     """Logs go to a file beside the vault: a pipe nobody reads would block a chatty daemon.
-    ``wrap`` runs the daemon under another command (``prlimit --nofile=1024 --``, say)."""
+    ``wrap`` runs the daemon under another command (``prlimit --nofile=1024 --``, say).
+    ``code``: another checkout with its own ``.venv`` whose daemon to run (benchmarks compare
+    two commits); by default this interpreter's."""
     beside = (
         Path(env["XDG_RUNTIME_DIR"]).parent if env.get("XDG_RUNTIME_DIR") else Path(env["HOME"])
     )
     log = beside / f"daemon-{time.monotonic_ns()}.log"
+    python = str(code / ".venv" / "bin" / "python") if code else sys.executable
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [*wrap, sys.executable, "-m", "sidecar", "serve", "--vault", str(vault)],
-            env=env, stdout=out, stderr=subprocess.STDOUT,
+            [*wrap, python, "-m", "sidecar", "serve", "--vault", str(vault)],
+            env=env, stdout=out, stderr=subprocess.STDOUT, cwd=code,
         )  # fmt: skip
     where = subprocess.run(
-        [sys.executable, "-m", "sidecar", "where", "--vault", str(vault)],
-        env=env, capture_output=True, text=True, check=True,
+        [python, "-m", "sidecar", "where", "--vault", str(vault)],
+        env=env, capture_output=True, text=True, check=True, cwd=code,
     ).stdout.strip()  # fmt: skip
     socket = Path(where)
-    deadline = time.monotonic() + wait
+    deadline = time.monotonic() + wait * LOAD
     while not is_serving(socket):
         if proc.poll() is not None:
             raise RuntimeError(f"daemon exited {proc.returncode}: {log.read_text()}")
@@ -104,5 +127,5 @@ def running(
     finally:
         if d.proc.poll() is None:
             d.proc.kill()
-            d.proc.wait(timeout=10)
+            d.proc.wait(timeout=10 * LOAD)
         shutil.rmtree(state, ignore_errors=True)

@@ -27,6 +27,8 @@ from mcp.client.stdio import StdioServerParameters
 from tests.conftest import EXAMPLE_VAULT, REPO
 from tests.test_mcp import shell_daemon
 
+pytestmark = pytest.mark.e2e  # starts processes: the CLI, the MCP server, the hooks
+
 DOC = REPO / "docs" / "agents.md"
 SIDECAR = str(Path(sys.executable).with_name("sidecar"))
 DESKTOP_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"

@@ -106,6 +106,7 @@ def approve(home: Path, project: Path) -> None:
     local.write_text(json.dumps({"enabledMcpjsonServers": ["sidecar"]}), "utf-8")
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("scope", ["--project", "--user"])
 def test_claude_code_runs_the_installed_hooks_and_server(scope: str) -> None:

@@ -16,6 +16,8 @@ import pytest
 from sidecar.config import SETTINGS
 from tests.conftest import EXAMPLE_VAULT
 
+pytestmark = pytest.mark.e2e  # starts processes: the daemon, the CLI, editors
+
 
 def sidecar(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
     return subprocess.run(

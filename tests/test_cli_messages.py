@@ -62,6 +62,7 @@ def kepano(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(shutil.copytree(corpus("kepano-obsidian"), tmp_path_factory.mktemp("k") / "v"))
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_bare_sidecar_prints_help_and_exits_0(env: dict[str, str]) -> None:
     r = sidecar(env=env)
     assert r.returncode == 0, r.stderr
@@ -82,6 +83,7 @@ def read_only_copy(source: Path, where: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_read_only_data_dir_is_one_line_naming_it_and_the_setting(
     example: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -104,6 +106,7 @@ def test_read_only_data_dir_is_one_line_naming_it_and_the_setting(
         assert error["code"] == -32010 and error["data"]["path"] == str(ro)
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_unwritable_socket_folder_names_the_setting(
     example: Path, env: dict[str, str], short_dir: Path
 ) -> None:
@@ -118,6 +121,7 @@ def test_unwritable_socket_folder_names_the_setting(
     )
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_unknown_relation_suggests_the_close_one(kepano: Path, env: dict[str, str]) -> None:
     r = sidecar("graph", "traverse", "Minimal Theme", "-r", "depend_on", "--vault", str(kepano),
                 env=env)  # fmt: skip
@@ -134,6 +138,7 @@ def test_unknown_relation_suggests_the_close_one(kepano: Path, env: dict[str, st
     assert ok.returncode == 0 and ok.stdout == "Notes/Minimal Theme.md  (depends_on, 0 notes)\n"
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_dangling_target_is_named_as_such_without_an_unrelated_suggestion(
     kepano: Path, env: dict[str, str]
 ) -> None:
@@ -147,6 +152,7 @@ def test_dangling_target_is_named_as_such_without_an_unrelated_suggestion(
     assert "Catan" not in r.stderr  # what the old code offered: "did you mean: References/Catan.md"
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_unknown_filter_key_and_rule_suggest_close_names(kepano: Path, env: dict[str, str]) -> None:
     r = sidecar("search", "game", "--lexical", "--filter", "stauts=done", "--vault", str(kepano),
                 env=env)  # fmt: skip
@@ -167,6 +173,7 @@ def test_unknown_filter_key_and_rule_suggest_close_names(kepano: Path, env: dict
     assert ok.returncode == 0 and ok.stdout == "no results for 'game'\n"
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_empty_vault_warns(tmp_path: Path, env: dict[str, str]) -> None:
     empty = tmp_path / "notes"
     empty.mkdir()
@@ -180,6 +187,7 @@ def test_empty_vault_warns(tmp_path: Path, env: dict[str, str]) -> None:
     )
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_where_and_status_say_whether_a_daemon_serves(example: Path, env: dict[str, str]) -> None:
     settings = load_settings(example, env)
     r = sidecar("where", "--vault", str(example), env=env)
@@ -198,11 +206,13 @@ def test_where_and_status_say_whether_a_daemon_serves(example: Path, env: dict[s
     )
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_memory_add_help_shows_the_id_optional(example: Path, env: dict[str, str]) -> None:
     r = sidecar("memory", "add", "--help", env=env)
     assert r.stdout.startswith("Usage: sidecar memory add [OPTIONS] [ID]\n")
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_near_duplicate_names_the_cli_flag(example: Path, env: dict[str, str]) -> None:
     add = ["memory", "add", "--vault", str(example), "--title", "Session keys expire after 14 days",
            "--content", "Redis TTL on every session key is fourteen days."]  # fmt: skip
@@ -224,6 +234,7 @@ def test_exit_codes_are_documented_in_one_table() -> None:
         assert f"| {code} | {meaning} |" in cli_md
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_missing_model_package_names_the_install_command(
     example: Path, env: dict[str, str], tmp_path: Path
 ) -> None:

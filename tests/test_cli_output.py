@@ -38,6 +38,7 @@ def test_index_time_covers_the_whole_wait_with_stages_apart(
     assert first.endswith(" in 1 min 43 s (parse 1.0 s, embed 1 min 40 s, start-up 2.0 s)")
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_index_json_gives_each_stage(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     vault.mkdir()
@@ -88,7 +89,6 @@ def cold(make_vault: VaultFactory, tmp_path: Path) -> Iterator[Services]:
     runs."""
     s = Services.open(make_vault(dict(NOTES)), tmp_path / "idx", embedder=TinyEmbedder())
     s.reindex()
-    s.embed_stage.prepare()
     batch = s.embed_stage.compute(2)
     assert batch is not None
     s.embed_stage.commit(batch)

@@ -37,6 +37,8 @@ from sidecar.transports.unix_path import (
 from tests.conftest import EXAMPLE_VAULT
 from tests.daemon_harness import RunningDaemon, start
 
+pytestmark = pytest.mark.e2e  # starts the daemon, the CLI or an editor
+
 UID = os.getuid()
 SDK_KEYS = ("HOME", "PATH", "SHELL", "TERM")  # what the MCP SDK passes to a stdio server
 

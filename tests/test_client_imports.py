@@ -20,6 +20,8 @@ import pytest
 from tests.conftest import EXAMPLE_VAULT
 from tests.daemon_harness import RunningDaemon, running
 
+pytestmark = pytest.mark.e2e  # starts the daemon, the CLI or an editor
+
 HEAVY = ("lancedb", "pyarrow", "numpy", "onnxruntime", "tokenizers", "watchdog", "apscheduler")
 # our own layers behind the daemon: importing them is how the heavy ones used to come in
 OURS = ("sidecar.store", "sidecar.services", "sidecar.embed", "sidecar.daemon.app")

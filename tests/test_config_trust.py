@@ -118,6 +118,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_sidecar_index_posts_nothing_to_a_server_the_vault_names(tmp_path: Path) -> None:
     """The issue's reproducer: ``[embed] model = "openai:…@http://…"`` in a cloned vault, then
     ``sidecar index``. The user's own config picks the local model."""
@@ -144,6 +145,7 @@ def test_sidecar_index_posts_nothing_to_a_server_the_vault_names(tmp_path: Path)
     assert len(warnings) == 1 and "Traceback" not in run.stderr, run.stderr
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_a_memory_folder_the_vault_points_home_is_not_written(tmp_path: Path) -> None:
     vault = tmp_path / "v"
     vault.mkdir()

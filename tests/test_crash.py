@@ -15,8 +15,15 @@ import threading
 import time
 from pathlib import Path
 
-from tests.daemon_harness import daemon_env, start
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from tests.daemon_harness import LOAD, daemon_env, start
 from tests.test_daemon import _call_quietly, _fresh_export
+
+pytestmark = pytest.mark.e2e  # starts processes: the daemon, the CLI, editors
 
 ROUNDS = 20
 
@@ -48,11 +55,11 @@ def test_kill_9_mid_index_twenty_rounds_then_doctor_finds_nothing() -> None:
                                  args=(d, "index.reindex", {"full": True})).start()  # fmt: skip
                 time.sleep(rng.uniform(0.05, 0.8))
                 d.proc.send_signal(signal.SIGKILL)
-                d.proc.wait(timeout=10)
+                d.proc.wait(timeout=10 * LOAD)
             finally:
                 if d.proc.poll() is None:
                     d.proc.kill()
-                    d.proc.wait(timeout=10)
+                    d.proc.wait(timeout=10 * LOAD)
             # change the vault while no daemon runs: the restart must notice
             victim = vault / f"f{round_ % 10}" / f"note {round_}.md"
             if round_ % 2:
@@ -87,7 +94,7 @@ def test_kill_9_of_the_daemon_during_its_bulk_index_takes_the_child_along() -> N
     env = {**daemon_env(state), "SIDECAR_DAEMON_BULK_INDEX_NOTES": "100"}
     try:
         # into its writes: the child runs for seconds, its imports, then its writes
-        _kill_9_with_child(vault, env, b"sidecar.cli.bulk", random.Random(5).uniform(1.5, 3.0))
+        _kill_9_with_child(vault, env, b"sidecar.daemon.bulk", random.Random(5).uniform(1.5, 3.0))
         d = start(vault, env)  # the lock is free: no StoreLocked
         try:
             with d.client(timeout=None) as c:
@@ -101,24 +108,82 @@ def test_kill_9_of_the_daemon_during_its_bulk_index_takes_the_child_along() -> N
         shutil.rmtree(state, ignore_errors=True)
 
 
-def test_kill_9_of_the_daemon_during_its_embedding_backlog_takes_the_backlog_child_along() -> None:
-    """The child writing a backlog's vectors dies with the daemon, and the next start embeds
-    what was left: every chunk gets its vector, and the index matches the vault."""
+def test_kill_9_during_an_embedding_backlog_loses_no_stored_vector() -> None:
+    """Each batch of vectors is one append: a kill between or during appends loses at most
+    the batch in flight, and the restart embeds only what was not stored."""
     state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scc"))
     vault = state / "vault"
     make_vault(vault, n=1000)  # ~5k chunks: the backlog lasts seconds with the tiny model
     env = daemon_env(state)
     try:
-        _kill_9_with_child(vault, env, b"sidecar.daemon.backlog", 0.5)  # into its writes
+        d = start(vault, env)
+        try:
+            with d.client() as c:
+                deadline = time.monotonic() + 60 * LOAD
+                while (status := c.call("index.status"))["vectors"] < 256:  # some batches in
+                    assert time.monotonic() < deadline
+                    time.sleep(0.01)
+            assert status["pending"] > 0, "the backlog ended before the kill: grow n"
+            d.proc.kill()
+            d.proc.wait(timeout=10 * LOAD)
+        finally:
+            d.stop()
         d = start(vault, env)
         try:
             with d.client(timeout=None) as c:
+                after = c.call("index.status")
+                assert after["vectors"] >= status["vectors"]  # every stored vector came back
                 c.call("index.reindex", {"embed": True})
-                status = c.call("index.status")
-                assert status["pending"] == 0 and status["vectors"] == status["chunks"] > 4000
+                done = c.call("index.status")
+                assert done["pending"] == 0 and done["vectors"] == done["chunks"] > 4000
                 assert c.call("index.check", {})["problems"] == []
         finally:
             d.stop()
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def test_kill_9_during_compaction_loses_nothing() -> None:
+    """Killed while idle compaction rewrites the tables (and drops unused vectors), 3 times:
+    every restart finds the index matching the vault and every vector still there."""
+    state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scc"))
+    vault = state / "vault"
+    make_vault(vault, n=400)
+    env = {**daemon_env(state), "SIDECAR_DAEMON_COMPACT_IDLE_SECONDS": "1"}
+    rng = random.Random(7)
+    during = 0
+    try:
+        for round_ in range(3):
+            d = start(vault, env)
+            try:
+                with d.client(timeout=None) as c:
+                    assert c.call("index.check", {})["problems"] == [], f"round {round_}"
+                    for i in range(20):  # edits to compact, and old vectors to drop
+                        note = vault / f"f{i % 10}" / f"note {i}.md"
+                        note.write_text(f"# Note {i}\n\nround {round_} [[note {i + 1}]]\n")
+                    c.call("index.reindex", {"embed": True})
+                    embedded = c.call("index.status")["vectors"]
+                compactions = d.log_text().count("compacting the tables")
+                deadline = time.monotonic() + 60 * LOAD
+                while d.log_text().count("compacting the tables") == compactions:
+                    assert time.monotonic() < deadline, d.log_text()
+                    time.sleep(0.005)
+                time.sleep(rng.uniform(0, 0.05))
+                d.proc.kill()
+                d.proc.wait(timeout=10 * LOAD)
+                log = d.log_text()
+                during += log.count("compacting the tables") > log.count("tables compacted")
+            finally:
+                d.stop()
+            d = start(vault, env)
+            try:
+                with d.client(timeout=None) as c:
+                    assert c.call("index.check", {})["problems"] == [], f"round {round_}"
+                    status = c.call("index.status")
+                    assert status["vectors"] == embedded == status["chunks"], f"round {round_}"
+            finally:
+                d.stop()
+        assert during, "no kill landed inside a compaction"
     finally:
         shutil.rmtree(state, ignore_errors=True)
 
@@ -129,12 +194,13 @@ def _kill_9_with_child(vault: Path, env: dict[str, str], module: bytes, after: f
     with (vault.parent / "first.log").open("wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", "sidecar", "serve", "--vault", str(vault)],
                                 env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
-    child = _wait_for_child(proc.pid, time.monotonic() + 120, module)
+    child = _wait_for_child(proc.pid, time.monotonic() + 120 * LOAD, module)
     time.sleep(after)
     assert _state_of(child) not in ("gone", "Z"), "the child ended before the kill: grow n"
     proc.kill()
-    proc.wait(timeout=10)
-    gone = time.monotonic() + 10
+    proc.wait(timeout=10 * LOAD)
+    # SIGTERM from the kernel (PR_SET_PDEATHSIG) at once; its exit, under load, takes a while
+    gone = time.monotonic() + 10 * LOAD
     while Path(f"/proc/{child}").exists() and _state_of(child) != "Z":
         assert time.monotonic() < gone, f"the {module.decode()} child outlived its daemon"
         time.sleep(0.05)
@@ -164,3 +230,88 @@ def _state_of(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+def _version_2_store(state: Path, copies: int = 20, padding: int = 60_000) -> tuple[Path, Path]:
+    """The version-2 fixture (``tests/store_v2``), its vault copied ``copies`` times (a rebuild
+    to interrupt) and its chunks table padded with vectors of no note (a copy to interrupt)."""
+    fixture = Path(__file__).parent / "store_v2"
+    vault, data = state / "vault", state / "data"
+    for i in range(copies):
+        shutil.copytree(fixture / "vault", vault / f"copy {i}")
+    shutil.copytree(fixture / "data", data)
+    chunks = lancedb.connect(str(data / "lance")).open_table("chunks")
+    rng = np.random.default_rng(1)
+    rows = pa.table({
+        "chunk_id": [f"pad/{i}.md#0" for i in range(padding)],
+        "path": [f"pad/{i}.md" for i in range(padding)],
+        "seq": pa.array([0] * padding, pa.int32()),
+        "heading": [""] * padding,
+        "start_line": pa.array([1] * padding, pa.int32()),
+        "end_line": pa.array([1] * padding, pa.int32()),
+        "text": [f"pad {i}" for i in range(padding)],
+        "content_hash": [f"pad{i:036d}" for i in range(padding)],
+        "search_text": [f"pad {i}" for i in range(padding)],
+        "vector": pa.FixedSizeListArray.from_arrays(
+            pa.array(rng.standard_normal(padding * 64).astype(np.float32)), 64
+        ),
+    })  # fmt: skip
+    chunks.add(rows.cast(chunks.schema))
+    return vault, data
+
+
+def test_kill_9_during_a_migration_loses_no_vector_and_computes_none_again() -> None:
+    """A version-2 store opened by this version: killed while its vectors are copied into the
+    new table, or while the index is rebuilt from the vault after the copy. The restart finds
+    every old vector in the new table, embeds nothing and matches the vault."""
+    fixture_vectors = {
+        r["content_hash"]: r["vector"]
+        for r in lancedb.connect(str(Path(__file__).parent / "store_v2" / "data" / "lance"))
+        .open_table("chunks").search().select(["content_hash", "vector"]).limit(None).to_list()
+    }  # fmt: skip
+    rng = random.Random(13)
+    phases = []
+    for round_ in range(4):
+        state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scm"))
+        try:
+            vault, data = _version_2_store(state)
+            env = {**daemon_env(state), "SIDECAR_DATA_DIR": str(data)}
+            log = state / "first.log"
+            with log.open("wb") as out:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "sidecar", "serve", "--vault", str(vault)],
+                    env=env, stdout=out, stderr=subprocess.STDOUT,
+                )  # fmt: skip
+            try:
+                deadline = time.monotonic() + 120 * LOAD
+                sign = data / "lance" / "vectors.lance" if round_ % 2 == 0 else None
+                while not (sign.exists() if sign else "copied" in log.read_text()):
+                    assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+                    time.sleep(0.002)
+                time.sleep(rng.uniform(0, 0.2 if sign else 1.0))
+            finally:
+                proc.kill()
+                proc.wait(timeout=10 * LOAD)
+            text = log.read_text()
+            phases.append("copy" if "copied" not in text else
+                          "rebuild" if "index up to date" not in text else "after")  # fmt: skip
+            d = start(vault, env)
+            try:
+                with d.client(timeout=None) as c:
+                    # only the properties' chunks this parser adds (2 per copy) may need a model
+                    assert c.call("index.reindex", {"embed": True})["embedded"] <= 2 * 20
+                    status = c.call("index.status")
+                    assert status["notes"] == 20 * 33 and status["pending"] == 0
+                    assert status["vectors"] == status["chunks"]
+                    assert c.call("index.check", {})["problems"] == []
+            finally:
+                d.stop()
+            table = lancedb.connect(str(data / "lance")).open_table("vectors")
+            stored = table.search().where("content_hash NOT LIKE 'pad%'").limit(None).to_list()
+            hashes = [r["content_hash"] for r in stored]
+            assert len(hashes) == len(set(hashes)) == len(fixture_vectors) + 2  # none twice
+            copied = {r["content_hash"]: r["vector"] for r in stored}
+            assert {h: copied[h] for h in fixture_vectors} == fixture_vectors
+        finally:
+            shutil.rmtree(state, ignore_errors=True)
+    assert "copy" in phases and "rebuild" in phases, phases

@@ -59,6 +59,7 @@ def test_case_and_punctuation_do_not_matter_but_words_do() -> None:
     assert cos(a, c) < 0.99
 
 
+@pytest.mark.e2e
 def test_same_vectors_in_another_process() -> None:
     """Features must be hashed stably: Python's hash() would differ with PYTHONHASHSEED."""
     here = TinyEmbedder().embed([PASSWORD])[0]

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from sidecar.embed import TinyEmbedder
 from sidecar.services.context import Services
 from tests.conftest import VaultFactory
 
@@ -91,22 +92,23 @@ def test_alias_change_re_resolves_other_notes(
     assert [(o["raw"], o["state"]) for o in beta] == [("A1", "broken")]
 
 
-def test_rename_keeps_vectors_and_moves_backlinks(
-    make_vault: VaultFactory, open_services: Open
-) -> None:
+def test_rename_keeps_vectors_and_moves_backlinks(make_vault: VaultFactory, tmp_path: Path) -> None:
     root = make_vault(BASE)
-    s = open_services(root)
+    s = Services.open(root, tmp_path / "d", embedder=TinyEmbedder())
     s.reindex()
-    # Give Alpha's chunk a vector, as the embedding stage would.
-    s.store.chunks.update(where="path = 'Alpha.md'", values={"vector": [0.5] * 384})
+    s.embed_stage.run()
     (root / "archive").mkdir()
     (root / "Alpha.md").rename(root / "archive" / "Alpha.md")
     r = s.reindex()
     assert (r.renamed, r.deleted, r.parsed) == (1, 1, 1)
-    rows = s.store.chunks.search().where("path = 'archive/Alpha.md'").limit(None).to_list()
-    assert rows and all(row["vector"] is not None for row in rows)
+    assert s.embed_stage.pending() == 0  # its chunks' hashes kept their vectors
+    count = s.state.notes["archive/Alpha.md"].chunk_count  # its text and its properties'
+    assert [v[:2] for v in s.vectors.of_notes(["archive/Alpha.md"])] == [
+        ("archive/Alpha.md", seq) for seq in range(count)
+    ] and count == 2
     sources = [b["source"] for b in s.graph.backlinks("archive/Alpha")["backlinks"]]
     assert sources == ["Beta.md", "Home.md"]  # Beta links through Alpha's alias A1
+    s.close()
 
 
 def test_state_survives_reopen(make_vault: VaultFactory, tmp_path: Path) -> None:

@@ -186,6 +186,7 @@ def raw_call(d: RunningDaemon, line: bytes, timeout: float = 60) -> Any:
         return json.loads(s.makefile("rb").readline())
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_the_daemon_refuses_a_batch_of_exports_and_a_huge_query() -> None:
     """The issue: a 55 KB line of 1,000 ``graph.export`` calls took the daemon past 4 GB; a
     60 MB search query did the same."""
@@ -207,6 +208,7 @@ def test_the_daemon_refuses_a_batch_of_exports_and_a_huge_query() -> None:
             assert c.call("index.status")["daemon"]["ready"]
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_idle_connections_do_not_lock_clients_out() -> None:
     """The issue: with the usual limit of 1,024 descriptors, 1,100 half-open connections locked
     every client out, the log took 1.5M lines in two minutes and the writer died."""
@@ -254,6 +256,7 @@ def connect_patiently(path: Path, within: float = 60) -> socket.socket:
             time.sleep(0.01)
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_dropped_clients_take_their_work_with_them() -> None:
     """The issue: 10 clients that never read pushed RSS from 204 to 1,099 MB and held status at
     ~6 s for over 5 minutes: lines they had sent kept running after they went away. Measured

@@ -10,8 +10,12 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 from tests.conftest import EXAMPLE_VAULT
 from tests.daemon_harness import RunningDaemon, running
+
+pytestmark = pytest.mark.e2e  # starts processes: the daemon, the CLI, editors
 
 REQUESTS = [
     ("search", {"query": "session storage", "mode": "lexical"}),

@@ -12,10 +12,13 @@ import pytest
 from sidecar.errors import StoreLocked
 from sidecar.store.lock import LENT_FD, WriterLock
 
+pytestmark = pytest.mark.e2e  # child processes take the lock
+
 TRY = """
 import sys
 from sidecar.errors import StoreLocked
 from sidecar.store.lock import WriterLock
+
 try:
     WriterLock(__import__("pathlib").Path(sys.argv[1])).acquire().release()
 except StoreLocked:

@@ -24,7 +24,7 @@ from sidecar.transports.unix import RpcClient, is_serving
 from tests.conftest import EXAMPLE_VAULT
 from tests.daemon_harness import daemon_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 NOTE = "services/Session Store.md"
 COLD_START_S = 90  # a cold start of the example vault here takes a few seconds; loaded CI more
 

@@ -24,7 +24,7 @@ from sidecar.lsp.uris import to_path
 from tests.conftest import corpus
 from tests.daemon_harness import RunningDaemon, running
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 Scenario = Callable[[LanguageClient], Awaitable[Any]]
 
 

@@ -19,6 +19,8 @@ from tests.conftest import EXAMPLE_VAULT
 from tests.daemon_harness import RunningDaemon, running
 from tests.test_plugins import tool
 
+pytestmark = pytest.mark.e2e  # starts the daemon, the CLI or an editor
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "plugins" / "nvim" / "tests" / "lsp.lua"
 NOTE = "services/Session Store.md"

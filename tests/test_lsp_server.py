@@ -16,7 +16,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from tests.conftest import corpus
 from tests.daemon_harness import RunningDaemon, running
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 Scenario = Callable[[LanguageClient, Path], Awaitable[Any]]
 
 

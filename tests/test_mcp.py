@@ -35,6 +35,8 @@ from tests.daemon_harness import RunningDaemon, start
 
 Session = Callable[[Client], Awaitable[Any]]
 
+pytestmark = pytest.mark.e2e  # starts processes: the daemon, the CLI, editors
+
 
 @contextmanager
 def shell_daemon(source: Path) -> Iterator[tuple[RunningDaemon, Path]]:

@@ -154,6 +154,7 @@ run_stdio(McpServer(mcp_tools.load(), Backend(lambda: Loud())))
 """
 
 
+@pytest.mark.e2e
 def test_nothing_printed_during_a_call_reaches_the_protocol() -> None:
     message = request(1, "tools/call", {"name": "session_start", "arguments": {}})
     r = subprocess.run([sys.executable, "-c", PRINTING], input=json.dumps(message) + "\n",

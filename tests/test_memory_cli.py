@@ -20,6 +20,8 @@ import pytest
 from tests.conftest import EXAMPLE_VAULT, REPO, SHARED
 from tests.daemon_harness import RunningDaemon, running
 
+pytestmark = pytest.mark.e2e  # starts processes: the daemon, the CLI, editors
+
 AGENTS_DOC = REPO / "docs" / "agents.md"
 
 

@@ -12,11 +12,15 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from sidecar.core.memory_format import parse
 from sidecar.errors import DaemonUnreachable
 from sidecar.transports.unix import RpcClient
 from tests.conftest import EXAMPLE_VAULT
 from tests.daemon_harness import daemon_env, running, start
+
+pytestmark = pytest.mark.e2e  # starts processes: the daemon, the CLI, editors
 
 T = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 

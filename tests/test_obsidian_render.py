@@ -129,6 +129,7 @@ class Pane(HTMLParser):
         return any(cls in entry.split() for entry in self.stack)
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(240)
 def test_relations_pane_rendered_in_chromium(daemon: RunningDaemon, tmp_path: Path) -> None:
     npm, node = tool("npm"), tool("node")

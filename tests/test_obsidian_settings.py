@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sidecar.store.obsidian import ObsidianSettings
 from tests.conftest import corpus
 from tests.daemon_harness import running
@@ -26,6 +28,7 @@ def _kepano_without_templates(tmp_path: Path) -> Path:
     return vault
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_kepano_with_templates_excluded_lints_clean(tmp_path: Path) -> None:
     vault = _kepano_without_templates(tmp_path)
     env = {"SIDECAR_DATA_DIR": str(tmp_path / "data")}
@@ -63,6 +66,7 @@ def _paths(c: Any, query: str) -> set[str]:
     return {r["path"] for r in out["results"]}
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_a_change_to_app_json_under_the_daemon_reindexes(tmp_path: Path) -> None:
     source = tmp_path / "vault"
     (source / "Templates").mkdir(parents=True)

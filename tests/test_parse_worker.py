@@ -20,6 +20,7 @@ def _jobs() -> list[tuple[str, str, str]]:
             for i, p in enumerate(notes)]  # fmt: skip
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_children_parse_what_this_process_parses(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parse_worker, "_children", lambda notes: 2)
     jobs = _jobs()
@@ -29,6 +30,7 @@ def test_children_parse_what_this_process_parses(monkeypatch: pytest.MonkeyPatch
     assert seen[-1] == (len(jobs), len(jobs))
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_a_failed_child_costs_only_time(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -48,6 +50,7 @@ def test_shares_are_even_and_in_order() -> None:
     assert max(sizes) - min(sizes) <= 7
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_a_child_dies_with_its_parent() -> None:
     """A share left parsing after its parent died (a daemon's bulk child killed with the
     daemon) would take the cores a restarted daemon needs."""

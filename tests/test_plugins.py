@@ -21,6 +21,8 @@ from sidecar.api.typegen import generate, stale, ts_type
 from tests.conftest import EXAMPLE_VAULT, require
 from tests.daemon_harness import RunningDaemon, running
 
+pytestmark = pytest.mark.e2e  # starts processes: the daemon, the CLI, editors
+
 ROOT = Path(__file__).resolve().parents[1]
 OBSIDIAN = ROOT / "plugins" / "obsidian"
 NVIM_PLUGIN = ROOT / "plugins" / "nvim"

@@ -5,7 +5,11 @@ from __future__ import annotations
 import pstats
 from pathlib import Path
 
+import pytest
+
 from tests.test_cli import sidecar, vault  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.e2e  # starts processes: the daemon, the CLI, editors
 
 
 def test_profile_flag_records_indexing_and_search(vault: Path, tmp_path: Path) -> None:  # noqa: F811

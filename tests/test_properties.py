@@ -6,11 +6,14 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from sidecar.core.note import parse_note
 from tests.conftest import corpus
 from tests.test_cli import sidecar
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_blade_runner_is_found_by_its_title_on_kepano(tmp_path: Path) -> None:
     """kepano's References are properties only (40 of 102 notes have no body)."""
     vault = tmp_path / "vault"
@@ -48,6 +51,7 @@ def test_a_note_with_nothing_but_a_name_is_one_chunk_and_body_notes_get_none_ext
     assert [c.text for c in titled.chunks] == ["Body.", "file-name"]
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_property_links_carry_their_line_and_the_property_as_context(tmp_path: Path) -> None:
     """kepano: ``backlinks Movies`` shows each movie's ``categories:`` item, line and text."""
     vault = tmp_path / "vault"

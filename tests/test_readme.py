@@ -135,6 +135,7 @@ def run_daemon_block(
     return text
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 @pytest.mark.timeout(1800)  # a fresh venv's install, then the model prepared afresh
 def test_readme_commands_run_as_written(clone: Path) -> None:
     blocks = [b for b in readme_blocks((clone / "README.md").read_text("utf-8")) if b.lang == "sh"]

@@ -12,6 +12,8 @@ import pytest
 from tests.conftest import EXAMPLE_VAULT
 from tests.test_cli import sidecar
 
+pytestmark = pytest.mark.e2e  # starts processes: the daemon, the CLI, editors
+
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from sidecar.api import build_registry
 from sidecar.core.graph_html import LINK_COLOUR, graph_data, group_of
@@ -145,6 +146,7 @@ def near(img: np.ndarray[Any, np.dtype[np.uint8]], rgb: tuple[int, int, int]) ->
     return int((diff < 24).sum())
 
 
+@pytest.mark.e2e
 def test_chromium_draws_nodes_typed_edges_and_problem_marks(tmp_path: Path) -> None:
     out, page = example_html(tmp_path)
     shot = tmp_path / "shot.png"
@@ -167,6 +169,7 @@ def drawn(page: Any) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_focus_filters_and_search_change_what_is_drawn(tmp_path: Path) -> None:
     """Through the page's own controls and its URL hash, in a real browser: focus to depth N,
     the folder, relation and lint filters, and the search box that centres a note."""

@@ -24,14 +24,14 @@ def services(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
 
 
 def test_lexical_works_before_any_vector(services: Services) -> None:
-    assert services.store.count_pending() == services.status()["chunks"] > 0
+    assert services.embed_stage.pending() == services.status()["chunks"] > 0
     r = services.search.search(Query("evictions", mode="lexical"))
     assert r["results"][0]["path"] == "services/Session Store.md"
 
 
 def test_meaning_without_the_words(services: Services) -> None:
     services.embed_stage.run()
-    assert services.store.count_pending() == 0
+    assert services.embed_stage.pending() == 0
     assert services.status()["model"].startswith("all-MiniLM-L6-v2")
     # none of these words appear in the notes that answer it
     r = services.search.search(Query("who is responsible for logins", mode="semantic", limit=3))

@@ -109,6 +109,7 @@ def _open_ancestors(d: RunningDaemon) -> None:
         path = path.parent
 
 
+@pytest.mark.e2e
 def test_a_second_local_user_cannot_connect(other_user: str) -> None:
     with running(EXAMPLE_VAULT) as d:
         _open_ancestors(d)
@@ -149,6 +150,7 @@ def _inet_inodes(pid: int) -> set[str]:
     return out
 
 
+@pytest.mark.e2e
 def test_the_daemon_opens_no_network_socket() -> None:
     require(Path("/proc/self/net/tcp").exists(), "reading sockets needs Linux /proc")
     with running(EXAMPLE_VAULT) as d:

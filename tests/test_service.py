@@ -119,6 +119,7 @@ def systemd_escape(paths: Sequence[str]) -> list[str]:
     return out.split()  # escaped names never hold whitespace: it becomes \x20, \x09 ...
 
 
+@pytest.mark.e2e
 def test_escape_equals_systemd_escape_on_awkward_paths() -> None:
     require(shutil.which("systemd-escape") is not None, "needs systemd-escape")
     assert [systemd_escape_path(p) for p in ESCAPE_CASES] == systemd_escape(ESCAPE_CASES)
@@ -128,6 +129,7 @@ PATH_PART = st.text(st.characters(exclude_categories=("Cs",), exclude_characters
                     min_size=1, max_size=8).filter(lambda s: s != "..")  # fmt: skip
 
 
+@pytest.mark.e2e
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.lists(PATH_PART, min_size=1, max_size=4), min_size=1, max_size=20))
 def test_escape_equals_systemd_escape_on_generated_paths(parts: list[list[str]]) -> None:
@@ -152,6 +154,7 @@ def test_a_vault_path_too_long_for_a_unit_name_is_a_usage_error(tmp_path: Path, 
 # -- the systemd unit ----------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_rendered_unit_passes_systemd_analyze_verify(
     vault: Path, home: Path, runtime_dir: Path, tmp_path: Path
 ) -> None:
@@ -163,6 +166,7 @@ def test_rendered_unit_passes_systemd_analyze_verify(
     assert (result.returncode, result.stderr) == (0, "")
 
 
+@pytest.mark.e2e
 def test_unit_with_spaces_quotes_and_percent_in_real_paths_verifies(
     vault: Path, home: Path, runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -179,6 +183,7 @@ def test_unit_with_spaces_quotes_and_percent_in_real_paths_verifies(
     assert (result.returncode, result.stderr) == (0, "")
 
 
+@pytest.mark.e2e
 def test_shipped_template_verifies_as_is(home: Path, runtime_dir: Path, tmp_path: Path) -> None:
     require(shutil.which("systemd-analyze") is not None, "needs systemd-analyze")
     exe = home / ".local" / "bin" / "sidecar"  # where the shipped unit expects it (%h)
@@ -191,6 +196,7 @@ def test_shipped_template_verifies_as_is(home: Path, runtime_dir: Path, tmp_path
     assert (result.returncode, result.stderr) == (0, "")
 
 
+@pytest.mark.e2e
 def test_verify_does_complain_about_a_bad_unit(
     home: Path, runtime_dir: Path, tmp_path: Path
 ) -> None:

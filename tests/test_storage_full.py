@@ -73,6 +73,7 @@ def full_disk_daemon() -> Iterator[tuple[RunningDaemon, Path]]:
     shutil.rmtree(state, ignore_errors=True)
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_a_full_disk_degrades_then_recovers(full_disk_daemon: tuple[RunningDaemon, Path]) -> None:
     d, data = full_disk_daemon
     degraded = wait_for(lambda: status(d)["daemon"].get("degraded"), 60, "status to say degraded")
@@ -112,6 +113,7 @@ def test_a_full_disk_degrades_then_recovers(full_disk_daemon: tuple[RunningDaemo
     assert "works again" in log
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_sigterm_on_a_full_disk_exits_promptly(full_disk_daemon: tuple[RunningDaemon, Path]):
     """Before, the embedding task had died on the full disk and the stop waited on it (>60 s)."""
     d, _data = full_disk_daemon

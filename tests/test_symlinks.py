@@ -86,6 +86,7 @@ def test_a_symlinked_history_folder_is_not_pruned(vault: Path, outside: Path, op
     assert "first fact" in call(s, "memory.get", {"id": "e1"})["entry"]["title"]
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_the_cli_reproducer_deletes_nothing(vault: Path, outside: Path, tmp_path: Path) -> None:
     """As the issue ran it: two ``sidecar rpc memory.write`` through the command line."""
     before = untouched(outside)

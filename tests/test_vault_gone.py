@@ -30,6 +30,7 @@ def degraded(d: RunningDaemon) -> list[dict[str, Any]]:
         return list(c.call("index.status")["daemon"].get("degraded") or [])
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_writes_are_refused_while_the_vault_is_gone() -> None:
     with running(EXAMPLE_VAULT) as d:
         with d.client() as c:
@@ -57,6 +58,7 @@ def test_writes_are_refused_while_the_vault_is_gone() -> None:
         assert (d.vault / ".sidecar" / "memory" / "after.md").is_file()
 
 
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_a_vault_removed_for_good_is_not_recreated() -> None:
     with running(EXAMPLE_VAULT) as d:
         shutil.rmtree(d.vault)

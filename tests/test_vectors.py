@@ -1,4 +1,5 @@
-"""The in-RAM vector matrix: brute-force cosine, holes reused, sized to what it holds."""
+"""The in-RAM vector index: chunks by content hash, brute-force cosine, the queue of hashes
+waiting for a vector, holes reused, sized for every chunk it knows."""
 
 from __future__ import annotations
 
@@ -16,46 +17,64 @@ def unit(i: int, dim: int = 8) -> np.ndarray:
 
 def test_search_filters_and_reuses_the_rows_of_removed_notes() -> None:
     v = VectorIndex(8)
-    ids = ["a.md#0", "a.md#1", "b #1.md#0"]  # a '#' in a note's name
-    v.upsert(ids, ["a.md", "a.md", "b #1.md"], np.stack([unit(0), unit(1), unit(2)]))
-    assert v.search(unit(2), 1) == [("b #1.md#0", "b #1.md", 1.0)]
+    assert v.replace({"a.md": ["h0", "h1"], "b #1.md": ["h2"]}) == ["h0", "h1", "h2"]
+    assert v.pending == 3 and len(v) == 0
+    assert v.fill(["h0", "h1", "h2"], np.stack([unit(0), unit(1), unit(2)])) == 3
+    assert v.search(unit(2), 1) == [("b #1.md#0", "b #1.md", 1.0)]  # a '#' in a note's name
     assert [h[0] for h in v.search(unit(1), 3, allowed={"a.md"})] == ["a.md#1", "a.md#0"]
-    v.remove_paths(["a.md"])
+    v.replace({}, gone=["a.md"])
     assert len(v) == 1 and [h[0] for h in v.search(unit(0), 5)] == ["b #1.md#0"]
-    v.upsert(["c.md#0"], ["c.md"], unit(3)[None])
+    v.replace({"c.md": ["h3"]})
+    v.fill(["h3"], unit(3)[None])
     assert v.search(unit(3), 1)[0][:2] == ("c.md#0", "c.md")
-    assert len(v._ids) == 3  # the new row took a hole; nothing grew
-    v.upsert(["c.md#0"], ["c.md"], unit(4)[None])  # a new vector for the same chunk
-    assert v.search(unit(4), 1)[0][0] == "c.md#0" and len(v) == 2
+    assert len(v._hash) == 3  # the new row took a hole; nothing grew
+    v.replace({"p.md": ["h4", "h5"]}, named={"p.md"})  # its last chunk: its properties'
+    v.fill(["h4", "h5"], np.stack([unit(4), unit(5)]))
+    assert [v.search(unit(i), 1)[0][0] for i in (4, 5)] == ["p.md#0", "p.md#properties"]
+    v.replace({"p.md": ["h4"]})  # the properties' chunk gone: its row is numbered again
+    assert v.search(unit(4), 1)[0][0] == "p.md#0"
 
 
-def test_a_load_reserves_exactly_and_growth_is_by_a_quarter() -> None:
+def test_a_hash_keeps_its_vector_through_a_rename_and_an_edit_that_leaves_it() -> None:
+    v = VectorIndex(8)
+    v.replace({"old.md": ["h0", "h1"]})
+    v.fill(["h0", "h1"], np.stack([unit(0), unit(1)]))
+    assert v.replace({"new.md": ["h1", "h0"]}, gone=["old.md"]) == []  # renamed, reordered
+    assert v.pending == 0 and v.search(unit(1), 1)[0][0] == "new.md#0"
+    assert v.replace({"new.md": ["h1", "h9"]}) == ["h9"]  # one chunk edited
+    assert v.pending == 1 and len(v) == 1
+
+
+def test_the_queue_gives_the_newest_hashes_first_and_fills_every_chunk_waiting() -> None:
+    v = VectorIndex(8)
+    v.replace({f"n{i}.md": [f"h{i}"] for i in range(5)})  # a backlog
+    v.replace({"saved.md": ["hs", "h2"]})  # a save; h2 is also a backlog note's
+    assert v.waiting(3) == ["h2", "hs", "h4"]  # h2 waited for again: it is the newest
+    assert v.fill(["h2"], unit(2)[None]) == 2  # both chunks with it
+    assert v.pending == 5 and "h2" not in v.waiting(10)
+    v.replace({}, gone=["n0.md"])  # a waiting note deleted: its hash no longer waited for
+    assert v.waiting(10) == ["hs", "h4", "h3", "h1"] and v.pending == 4
+    assert v.fill(["gone"], unit(1)[None]) == 0  # a vector nobody waits for changes nothing
+
+
+def test_a_load_joins_chunks_to_stored_vectors_and_reserves_a_row_for_every_chunk() -> None:
     n = 5000
-    table = pa.table({
-        "chunk_id": [f"n{i}.md#0" for i in range(n)],
-        "path": [f"n{i}.md" for i in range(n)],
-        "vector": pa.array([unit(i).tolist() for i in range(n)], pa.list_(pa.float32(), 8)),
+    chunks = pa.table({
+        "chunk_id": [f"n{i // 2}.md#{'properties' if i % 2 else 0}" for i in range(n)],
+        "path": [f"n{i // 2}.md" for i in range(n)],
+        "seq": [i % 2 for i in range(n)],
+        "content_hash": [f"h{i}" for i in range(n)],
     })  # fmt: skip
+    stored = [
+        (pa.array([f"h{i}" for i in range(0, n, 2)]), np.stack([unit(i) for i in range(0, n, 2)]))
+    ]
     v = VectorIndex(8)
-    v.load(table)
-    assert v._matrix.shape == (n, 8) and len(v) == n
-    v.remove_paths(["n7.md"])  # a note re-indexed: its rows go, then come back from the store
-    v.load(table.slice(7, 1))
-    assert v._matrix.shape == (n, 8) and len(v) == n  # the hole was reused, no copy
-    v.upsert(["x.md#0"], ["x.md"], unit(1)[None])
-    assert v._matrix.shape == (n + n // 4, 8)
-    assert v.search(unit(7), 1)[0][2] == 1.0
-
-
-def test_shrink_gives_back_the_rows_growth_reserved_and_keeps_every_vector() -> None:
-    v = VectorIndex(8)
-    for i in range(1500):  # one batch at a time, as through a cold embedding
-        v.upsert([f"n{i}.md#0"], [f"n{i}.md"], unit(i)[None])
-    assert v._matrix.shape[0] > 1500
-    before = v.search(unit(3), 5)
-    v.shrink()
-    assert v._matrix.shape == (1500, 8) and v._alive.shape == (1500,)
-    assert v.search(unit(3), 5) == before
-    new = (unit(1) + unit(2)) / np.sqrt(2)
-    v.upsert(["new.md#0"], ["new.md"], new[None])  # and it grows again after
-    assert v.search(new, 1)[0][0] == "new.md#0" and len(v) == 1501
+    v.load(chunks, iter(stored))
+    assert v._matrix.shape == (n, 8)  # room for the waiting half too: the backlog never grows it
+    assert len(v) == n // 2 and v.pending == n // 2
+    v.fill([f"h{i}" for i in range(1, n, 2)], np.stack([unit(i) for i in range(1, n, 2)]))
+    assert v._matrix.shape == (n, 8) and len(v) == n and v.pending == 0
+    top = v.search(unit(7), 1)[0]  # an odd row: its note's properties' chunk
+    assert top[0] == f"{top[1]}#properties" and top[2] == 1.0
+    assert v.search(unit(6), 1)[0][0].endswith("#0")
+    assert list(v.of_notes(["n3.md"]))[1][:2] == ("n3.md", 1)

@@ -7,19 +7,15 @@ only ``client.connect`` imports it, when no daemon answers."""
 from __future__ import annotations
 
 import errno
-import os
 import sys
 from typing import Any
 
 from sidecar import logs
 from sidecar.api import Registry, build_registry
-from sidecar.cli.progress import bars_for
-from sidecar.config import Settings, model_cache_dir
-from sidecar.core.chunks import ChunkOptions
-from sidecar.embed import load_embedder
+from sidecar.cli.progress import Bars, bars_for
+from sidecar.config import Settings
 from sidecar.errors import StorageUnavailable, StoreError, unwritable_folder
 from sidecar.services.context import Services
-from sidecar.services.memory import memory_dir
 
 
 class InProcessClient:
@@ -39,8 +35,7 @@ class InProcessClient:
             # the same embedder as the daemon's, so vectors stay valid whichever process ran
             if sys.stderr.isatty():  # "preparing the embedding model" and the like
                 logs.to_stderr("\r\x1b[Ksidecar: %(message)s")  # over a half-drawn bar
-            self._services = open_services(self.settings)
-            self._services.progress = bars_for(sys.stderr)
+            self._services = open_services(self.settings, progress=bars_for(sys.stderr))
         return self._services
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
@@ -49,7 +44,7 @@ class InProcessClient:
             self.services.reindex()
             self._fresh = True
         if spec.needs_vectors and (params or {}).get("mode") != "lexical":
-            pending = self.services.store.count_pending()
+            pending = self.services.embed_stage.pending()
             if pending > 1000:
                 sys.stderr.write(f"embedding {pending} chunks first (the daemon does this in "
                                  "the background; `sidecar index` does it up front)\n")  # fmt: skip
@@ -70,11 +65,11 @@ DATA_DIR_SETTING = (
 UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
 
 
-def open_services(s: Settings) -> Services:
+def open_services(s: Settings, progress: Bars | None = None) -> Services:
     """The services over the vault's index; a data dir we cannot write is one line naming it
     and the setting that moves it, not a traceback from deep in the store."""
     try:
-        return _open_services(s)
+        return Services.from_settings(s, progress=progress)
     except (OSError, StoreError) as exc:
         cause = exc if isinstance(exc, OSError) else exc.__cause__
         if isinstance(exc, StorageUnavailable) or not isinstance(cause, OSError):
@@ -82,23 +77,3 @@ def open_services(s: Settings) -> Services:
         if cause.errno not in UNWRITABLE:
             raise
         raise unwritable_folder(cause, "the index folder", s.data_dir, DATA_DIR_SETTING) from exc
-
-
-def _open_services(s: Settings) -> Services:
-    embedder = load_embedder(
-        str(s["embed.model"]),
-        batch_size=int(s["embed.batch_size"]),
-        threads=int(s["embed.threads"]),
-        cache_dir=model_cache_dir(os.environ),
-    )
-    services = Services.open(
-        s.vault,
-        s.data_dir,
-        ignore=list(s["index.ignore"]),
-        memory_folder=memory_dir(s.vault, str(s["memory.folder"])),
-        max_file_bytes=int(s["index.max_file_bytes"]),
-        chunk_options=ChunkOptions(int(s["chunk.max_chars"]), int(s["chunk.overlap_chars"])),
-        embedder=embedder,
-    )
-    services.settings = s
-    return services

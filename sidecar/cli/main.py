@@ -247,7 +247,6 @@ def serve(vault: str | None, as_json: bool) -> None:
     import asyncio
 
     from sidecar.api import build_registry
-    from sidecar.cli.inprocess import open_services
     from sidecar.daemon.app import Daemon
     from sidecar.daemon.heap import reexec_with_malloc_env, tune_allocators
 
@@ -259,15 +258,15 @@ def serve(vault: str | None, as_json: bool) -> None:
         if path is not None:
             raise AlreadyServing(f"a sidecar daemon is already serving {settings.vault} at {path}")
         tune_allocators()
-        services = open_services(settings)
+        daemon = Daemon(settings, build_registry())
     except SidecarError as exc:
         fail(exc, as_json)
     try:
-        asyncio.run(Daemon(settings, services, build_registry()).run())
+        asyncio.run(daemon.run())
     except SidecarError as exc:
         fail(exc, as_json)
     finally:
-        services.close()
+        daemon.close()
 
 
 @main.command()

@@ -20,7 +20,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +29,8 @@ from sidecar.api import Registry
 from sidecar.api.relation_methods import taxonomy_of
 from sidecar.config import Settings
 from sidecar.daemon import lint_job
-from sidecar.daemon.backlog import BacklogChild
 from sidecar.daemon.debounce import Debouncer
-from sidecar.daemon.heap import HeapWatch, freeze_long_lived, release_free_memory
+from sidecar.daemon.heap import freeze_long_lived, release_free_memory
 from sidecar.daemon.memory_jobs import MemoryJobs
 from sidecar.daemon.notify import sd_notify
 from sidecar.daemon.progress_log import EmbedProgress, ready_hint
@@ -50,10 +48,7 @@ from sidecar.transports.unix_path import socket_path_for
 
 _log = logging.getLogger("sidecar.daemon")
 
-# The embedding loop is woken by every write that can leave chunks without vectors; this poll
-# is only a safety net. Each poll asks the store for pending chunks, which scans the vector
-# column: at 100k notes 150 ms and ~300 MiB of buffers, which glibc kept (it was every 30 s).
-EMBED_POLL_SECONDS = 600
+RELEASE_AFTER_SECONDS = 5  # quiet this long after a burst of work: give its memory back
 
 
 def warm(services: Services) -> None:
@@ -90,12 +85,15 @@ def server_for(path: Path, dispatch: Dispatch, settings: Settings) -> RpcServer:
 
 
 class Daemon:
-    def __init__(self, settings: Settings, services: Services, registry: Registry) -> None:
+    def __init__(self, settings: Settings, registry: Registry) -> None:
+        """Composes the daemon: its ``Services`` (the writer lock is taken here) and the loops
+        around them."""
         self.settings = settings
-        self.services = services
         self.registry = registry
-        services.settings = settings
         self.socket_path = socket_path_for(settings, os.environ)
+        self.runtime: dict[str, Any] = {"pid": os.getpid(), "socket": str(self.socket_path),
+                                        "watching": False, "ready": False}  # fmt: skip
+        self.services = Services.from_settings(settings, runtime=self.runtime)
         self.debouncer = Debouncer(int(settings["watch.debounce_ms"]) / 1000, time.monotonic)
         self.supervisor = Supervisor(on_change=self._on_faults)
         self.writer = Writer(self.supervisor)
@@ -103,31 +101,30 @@ class Daemon:
         self._failed = False
         self.server = server_for(self.socket_path, self.dispatch, settings)
         registry.max_string = int(settings["limits.max_string_chars"])
-        self.watcher = VaultWatcher(services.vault.root, self._on_path, self._on_dir)
+        self.watcher = VaultWatcher(self.services.vault.root, self._on_path, self._on_dir)
         self.scheduler = AsyncIOScheduler()
         self._stop = asyncio.Event()
         self._wake = asyncio.Event()
         self._embed_wake = asyncio.Event()
         self._idle_embedding = asyncio.Event()
         self.embedded = 0
-        self.embed_batch = 64
-        self.embed_batch_max = 512
+        self.embed_batch = 256
         self.embed_delay = 1.0
-        self.compact_every = 5000  # embedded chunks between compactions during a backlog
-        self.heap = HeapWatch()
         self.embed_progress = EmbedProgress()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._child: subprocess.Popen[str] | None = None  # the bulk-index child, while it runs
-        self.backlog = BacklogChild(services.store)
-        services.embed_stage.bulk = self.backlog  # a backlog's big reads and writes go there
+        self._last_request = time.monotonic()
+        self._released = time.monotonic()
         self.started = time.time()
         self._deadline: threading.Timer | None = None
-        services.runtime = {"pid": os.getpid(), "socket": str(self.socket_path), "watching": False,
-                            "ready": False}  # fmt: skip
+
+    def close(self) -> None:
+        self.services.close()
 
     # -- requests ---------------------------------------------------------------------------
 
     async def dispatch(self, method: str, params: dict[str, Any]) -> Any:
+        self._last_request = time.monotonic()
         spec, model = self.registry.validate(method, params)
         if spec.read_only:
             try:  # encoded on the worker thread too: a big reply must not hold the loop
@@ -164,85 +161,43 @@ class Daemon:
             )
 
     def _on_faults(self, faults: list[dict[str, Any]]) -> None:
-        if self.services.runtime is not None:
-            self.services.runtime["degraded"] = faults
+        self.runtime["degraded"] = faults
 
     # -- embedding --------------------------------------------------------------------------
 
     async def _embed_loop(self) -> None:
-        """Vectors for pending chunks, a batch at a time: the model runs on a worker thread
-        outside the writer; only the short commit of each batch goes through it."""
+        """Vectors for the waiting hashes, a batch at a time: the model runs on a worker thread
+        outside the writer; only the append of each batch goes through it."""
         stage = self.services.embed_stage
-        await self.writer.submit(stage.prepare, counts_as_write=False)
-        since_compact = 0
-        size = self.embed_batch
         while not self._stop.is_set():
+            self._embed_wake.clear()  # before looking: a write from now on wakes us again
             try:
-                batch = await asyncio.to_thread(stage.compute, size)
+                batch = await asyncio.to_thread(stage.compute, self.embed_batch)
             except Exception as exc:
-                self.supervisor.fail("embedding", exc)
+                self.supervisor.fail("embedding", exc)  # tried again at the next change
                 batch = None
-                await asyncio.sleep(30)
             if batch is None:
-                if since_compact >= 500:  # the end of a backlog: searches fully indexed now
-                    await self._optimize()
-                    await self._drop_caches(self.services.settle)
-                    since_compact = 0
-                if self.backlog.running:
-                    await asyncio.to_thread(self.backlog.close)  # its memory goes with it
                 if not self._idle_embedding.is_set():
-                    release_free_memory()  # the end of a burst of embedding
-                    self.embed_progress.idle()
+                    self.embed_progress.idle()  # the end of a burst of embedding
                 self._idle_embedding.set()
-                self._embed_wake.clear()
-                try:
-                    await asyncio.wait_for(self._embed_wake.wait(), timeout=EMBED_POLL_SECONDS)
-                except TimeoutError:
-                    stage.rescan()
-                if self._embed_wake.is_set():
-                    # A save just landed: the person is likely to search for it next. Let those
-                    # queries have both cores (lexical finds the new words already), then embed.
-                    await asyncio.sleep(self.embed_delay)
+                await self._embed_wake.wait()
+                # A save just landed: the person is likely to search for it next. Let those
+                # queries have both cores (lexical finds the new words already), then embed.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), timeout=self.embed_delay)
                 continue
             self._idle_embedding.clear()
-            # Through a backlog, batches double up to embed_batch_max: each commit's merge
-            # into LanceDB costs time that grows with the table (~1 s at 220k chunks), so
-            # fewer, larger commits; a save's lone chunk still goes in a small batch.
-            full = len(batch.chunk_ids) == size
-            size = min(size * 2, self.embed_batch_max) if full else self.embed_batch
-            await self.writer.submit(lambda b=batch: stage.commit(b))  # type: ignore[misc]
+            self.embedded += await self.writer.submit(lambda b=batch: stage.commit(b))  # type: ignore[misc]
             self.supervisor.ok("embedding")
-            await self.writer.submit(self.heap.check, counts_as_write=False)  # see HeapWatch
-            self.embedded += len(batch.chunk_ids)
-            await asyncio.to_thread(self.embed_progress.batch, len(batch.chunk_ids), stage.pending)
-            since_compact += len(batch.chunk_ids)
-            if since_compact >= self.compact_every:
-                # Each commit rewrites its rows into a new fragment the FTS index does not
-                # cover; through a long backlog (a cold 100k-note vault embeds for most of an
-                # hour) lexical search would scan ever more unindexed rows. Fold them in.
-                await self._optimize()
-                since_compact = 0
+            await asyncio.to_thread(self.embed_progress.batch, len(batch.hashes), stage.pending)
 
-    async def _optimize(self) -> None:
-        """Compact the tables (and fold new rows into the FTS index), in the writer's turn."""
+    async def _compact_now(self) -> None:
+        """Drop unused vectors and compact the tables, in the writer's turn."""
         t0 = time.monotonic()
-        await self.writer.submit(self._optimize_now, counts_as_write=False)
-        _log.info("tables compacted in %.1f s", time.monotonic() - t0)
-
-    def _optimize_now(self) -> None:  # in the writer's turn
-        if self.backlog.running:  # through a backlog: there, like its writes
-            try:
-                self.backlog.optimize()
-                return
-            except RuntimeError as exc:
-                _log.warning("%s; compacting in this process", exc)
-        self.services.store.optimize()
-
-    async def _drop_caches(self, step: Callable[[], None]) -> None:
-        """After a compaction: ``step`` drops the caches it made stale, in the writer's turn."""
-        before = self.services.store.cache_bytes()
-        await self.writer.submit(step, counts_as_write=False)
-        _log.info("store caches: %.1f -> %.1f MiB", before / 2**20,
+        _log.info("compacting the tables")
+        dropped = await self.writer.submit(self.services.compact, counts_as_write=False)
+        _log.info("tables compacted in %.1f s (%d unused vectors dropped); store caches: "
+                  "%.1f MiB", time.monotonic() - t0, dropped,
                   self.services.store.cache_bytes() / 2**20)  # fmt: skip
 
     async def _embedded_all(self) -> None:
@@ -342,8 +297,7 @@ class Daemon:
             await self._bulk_index()
         done = await self._reindex(None)  # what the child left, or all of it if it failed
         await asyncio.to_thread(warm, self.services)
-        assert self.services.runtime is not None
-        self.services.runtime["ready"] = True
+        self.runtime["ready"] = True
         freeze_long_lived()  # the index as loaded lives as long as the daemon (one collection)
         release_free_memory()  # a cold index is the largest burst of all; cheap once frozen
         notes = len(self.services.state.notes)
@@ -358,7 +312,7 @@ class Daemon:
 
     async def _bulk_index(self) -> None:
         """A big start-up backlog (a cold index) is indexed by a child process holding our lent
-        writer lock (``sidecar/cli/bulk.py`` says why); then the index is loaded from the store
+        writer lock (``sidecar/daemon/bulk.py`` says why); then the index is loaded from the store
         as at a restart. Queries meanwhile see the index as it was."""
         try:
             report = await self.writer.submit(self._run_bulk_child)
@@ -373,7 +327,7 @@ class Daemon:
 
     def _run_bulk_child(self) -> dict[str, Any] | None:  # in the writer's turn
         lock = self.services.lock
-        argv = [sys.executable, "-m", "sidecar.cli.bulk", str(self.services.vault.root),
+        argv = [sys.executable, "-m", "sidecar.daemon.bulk", str(self.services.vault.root),
                 str(os.getpid())]  # fmt: skip
         t0 = time.monotonic()
         self._child = subprocess.Popen(
@@ -396,7 +350,7 @@ class Daemon:
         present = self.services.vault.root.is_dir()
         if present and not self.watcher.alive:
             _log.info("watching %s", self.services.vault.root)
-            was_watching = self.services.runtime is not None and self.services.runtime["ready"]
+            was_watching = self.runtime["ready"]
             self.watcher.start()
             if was_watching:
                 self._touch(None)  # the folder came back: reconcile
@@ -408,13 +362,16 @@ class Daemon:
         else:  # status says so; writes into it are refused where they happen
             self.supervisor.fail("vault", f"the vault folder is missing: "
                                  f"{self.services.vault.root}")  # fmt: skip
-        assert self.services.runtime is not None
-        self.services.runtime.update(watching=self.watcher.alive, queue=self.writer.pending)
+        self.runtime.update(watching=self.watcher.alive, queue=self.writer.pending)
         self._retry_failed()
-        # Queries free what they allocate, but glibc keeps it: at 100k notes 200 hybrid
-        # searches over the socket left the daemon 270 MiB larger until something trimmed.
-        if self.services.runtime["ready"] and await asyncio.to_thread(self.heap.check):
-            _log.debug("heap trimmed to %d MiB", self.heap.floor >> 20)
+        # One release after each burst of work (a cold index, a backlog, a run of queries or
+        # saves), once it has been quiet a while: glibc keeps what they freed (at 100k notes,
+        # 200 hybrid searches left the daemon 270 MiB larger until something trimmed).
+        last = max(self._last_request, self.writer.last_write)
+        quiet = time.monotonic() - last >= RELEASE_AFTER_SECONDS and not self.writer.busy
+        if self.runtime["ready"] and last > self._released and quiet:
+            self._released = time.monotonic()
+            await asyncio.to_thread(release_free_memory)
 
     async def _lint(self) -> None:
         try:
@@ -431,10 +388,8 @@ class Daemon:
         idle = time.monotonic() - self.writer.last_write
         limit = int(self.settings["daemon.compact_idle_seconds"])
         if self.writer.writes_since_compact and idle >= limit and not self.writer.busy:
-            await self._optimize()
+            await self._compact_now()
             self.writer.writes_since_compact = 0
-            await self._drop_caches(self.services.drop_store_caches)
-            release_free_memory()
 
     def _schedule(self) -> None:
         guard = self.supervisor.guard
@@ -459,7 +414,6 @@ class Daemon:
     def request_stop(self) -> None:
         if self._child is not None:
             self._child.terminate()  # a cold index stopped half-way resumes at the next start
-        self.backlog.terminate()
         if not self._stop.is_set():
             budget = float(self.settings["daemon.stop_seconds"])
             self._deadline = exit_deadline(budget + 2, self._still_running)
@@ -479,7 +433,7 @@ class Daemon:
             _log.warning("config not reloaded: %s", exc.message)
             return
         self.settings = fresh
-        self.services.settings = fresh
+        self.services.reconfigure(fresh)
         self.debouncer.delay = int(fresh["watch.debounce_ms"]) / 1000
         _log.info("config reloaded (debounce %s ms)", fresh["watch.debounce_ms"])
 
@@ -521,7 +475,6 @@ class Daemon:
         t0 = time.monotonic()
         writer = self.writer.drain_and_stop  # the writer stops last: the loops submit to it
         await self.supervisor.stop(budget / 2, keep=("writer",))
-        await asyncio.to_thread(self.backlog.close)
         if not await writer(max(0.5, budget - (time.monotonic() - t0))):
             _log.warning("stopped with a write still running (it resumes at the next start)")
         await self.supervisor.stop(0.5)

@@ -1,18 +1,21 @@
 """The open index of one vault: store, state, indexer and queries, wired from plain values.
 
 Whoever holds a ``Services`` holds the writer lock: the daemon for its lifetime, or a CLI command
-when no daemon runs.
+when no daemon runs. It is built once, by ``open`` (or ``from_settings``, the one place that
+reads configuration for it), with everything it needs.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sidecar.config import Settings
+from sidecar.config import Settings, model_cache_dir
 from sidecar.core.chunks import ChunkOptions
 from sidecar.core.note import parsed_by
 from sidecar.embed import Embedder, load_embedder
@@ -24,7 +27,7 @@ from sidecar.services.memory import MemoryService, memory_dir, memory_ignores
 from sidecar.services.relevance import Relevance
 from sidecar.services.search import SearchService
 from sidecar.services.state import IndexState
-from sidecar.store.chunk_search import ensure_fts_index, fts_search, load_vectors
+from sidecar.store.chunk_search import ensure_fts_index
 from sidecar.store.files import Beneath, private_data_dir, read_json, write_json
 from sidecar.store.lance import IndexStore
 from sidecar.store.lock import WriterLock
@@ -32,6 +35,12 @@ from sidecar.store.vaultfs import Vault
 from sidecar.store.vectors import VectorIndex
 
 Clock = Callable[[], dt.datetime]
+_log = logging.getLogger("sidecar.index")
+
+# Compaction deletes the files of table versions older than this. A query reads the version
+# that was newest when it started, and the daemon compacts only after its idle time without
+# writes (``daemon.compact_idle_seconds``), so keep must exceed that by what a query can take.
+RETAIN_BEYOND_IDLE = dt.timedelta(minutes=1)
 
 
 def utcnow() -> dt.datetime:
@@ -51,15 +60,16 @@ class Services:
     vectors: VectorIndex
     embed_stage: EmbedStage
     search: SearchService
+    memory: MemoryService  # memory entries and reminders (DESIGN 6)
+    files: Beneath  # the data dir's own files (meta.json, lint-last.json)
     clock: Clock = utcnow
     meta: dict[str, Any] = field(default_factory=dict)
+    settings: Settings | None = None  # the vault's settings, for methods that read rules
     # set by an interactive caller: a stage ("parse", "embed") -> the callable drawing its bar
     progress: Callable[[str], Progress] | None = None
     runtime: dict[str, Any] | None = None  # the daemon's own facts, shown by index.status
-    settings: Settings | None = None  # the vault's settings, for methods that read rules
-    memory: MemoryService = field(init=False)  # memory entries and reminders (DESIGN 6)
+    retain: dt.timedelta = dt.timedelta(seconds=60) + RETAIN_BEYOND_IDLE
     relevance: Relevance = field(default_factory=Relevance)  # what recall's gate measured
-    files: Beneath = field(init=False)  # the data dir's own files (meta.json, lint-last.json)
 
     @classmethod
     def open(
@@ -73,9 +83,11 @@ class Services:
         embedder: Embedder | None = None,
         clock: Clock = utcnow,
         memory_folder: Path | None = None,
+        **wiring: Any,
     ) -> Services:
         """Open (or create) the index; ``embedder`` defaults to the local MiniLM model, which
-        is only loaded when something is embedded."""
+        is only loaded when something is embedded. ``wiring``: ``settings``, ``progress``,
+        ``runtime``, ``retain`` (see the fields)."""
         embedder = embedder or load_embedder("minilm")
         files = private_data_dir(data_dir)
         lock = WriterLock(data_dir / "writer.lock", files).acquire()
@@ -84,11 +96,13 @@ class Services:
             ignore = [*(ignore or []), *memory_ignores(vault_root, memory_folder)]
             vault = Vault(vault_root, ignore, max_file_bytes)
             store = IndexStore(data_dir, dim=embedder.dim)
-            store.drop_orphans()  # rows a crash left behind a dropped notes row
+            drifted = store.drifted()
+            if drifted:  # a crash between a note's chunk rows and its row: read it again
+                _log.info("%d notes to index again (left half-written)", len(drifted))
+                store.delete_notes(drifted)
             state = IndexState(*store.load_state())
             vectors = VectorIndex(embedder.dim)
-            if store.model_id == embedder.model_id:
-                vectors.load(load_vectors(store))
+            vectors.load(store.chunk_keys(), store.vector_batches(embedder.model_id))
             memory = MemoryService.open(memory_folder, store.db, embedder, clock, state, vault_root)
         except BaseException:
             lock.release()
@@ -100,11 +114,42 @@ class Services:
         graph = GraphQueries(state, vault.root)
         stage = EmbedStage(store, vectors, embedder)
         search = SearchService(store, state, vectors, lambda: embedder, clock)
-        services = cls(vault, data_dir, store, state, indexer, graph, lock, embedder, vectors,
-                       stage, search, clock, meta)  # fmt: skip
-        services.files = files
-        services.memory = memory
-        return services
+        return cls(vault, data_dir, store, state, indexer, graph, lock, embedder, vectors,
+                   stage, search, memory, files, clock, meta, **wiring)  # fmt: skip
+
+    @classmethod
+    def from_settings(
+        cls,
+        s: Settings,
+        *,
+        progress: Callable[[str], Progress] | None = None,
+        runtime: dict[str, Any] | None = None,
+    ) -> Services:
+        """The vault's index as its settings describe it (the daemon's and the CLI's)."""
+        embedder = load_embedder(
+            str(s["embed.model"]),
+            batch_size=int(s["embed.batch_size"]),
+            threads=int(s["embed.threads"]),
+            cache_dir=model_cache_dir(os.environ),
+        )
+        idle = dt.timedelta(seconds=int(s["daemon.compact_idle_seconds"]))
+        return cls.open(
+            s.vault,
+            s.data_dir,
+            ignore=list(s["index.ignore"]),
+            memory_folder=memory_dir(s.vault, str(s["memory.folder"])),
+            max_file_bytes=int(s["index.max_file_bytes"]),
+            chunk_options=ChunkOptions(int(s["chunk.max_chars"]), int(s["chunk.overlap_chars"])),
+            embedder=embedder,
+            settings=s,
+            progress=progress,
+            runtime=runtime,
+            retain=idle + RETAIN_BEYOND_IDLE,
+        )
+
+    def reconfigure(self, settings: Settings) -> None:
+        """The settings methods read (lint rules, relations, recall), re-read on SIGHUP."""
+        self.settings = settings
 
     def reindex(
         self,
@@ -113,17 +158,19 @@ class Services:
         paths: list[str] | None = None,
         progress: Progress | None = None,
     ) -> IndexReport:
+        """Bring the index up to date; the re-parsed notes' chunks go to the vector index,
+        which keeps the vectors it or the store has for their hashes and queues the rest."""
         if not self.vault.root.is_dir():
             # An unmounted drive or a vault moved away must not read as "every note deleted".
             raise VaultNotFound(f"the vault folder is missing: {self.vault.root}")
         progress = progress or (self.progress("parse") if self.progress else None)
         report = self.indexer.run(full=full, scope=paths, progress=progress)
-        touched = report.changed_paths + report.deleted_paths
-        if touched:  # carried-over vectors of re-parsed notes, none for deleted ones
-            self.embed_stage.refresh(touched)
-        if len(touched) >= 200:  # many rewritten rows: compact so searches stay indexed
+        fresh = self.vectors.replace(report.hashes, report.deleted_paths, report.named)
+        if fresh:
+            self.vectors.fill(*self.store.find_vectors(self.embedder.model_id, fresh))
+        if len(report.changed_paths) + len(report.deleted_paths) >= 200:
             ensure_fts_index(self.store)  # a cold index: built here, not by the first search
-            self.store.optimize()
+            self.store.optimize(self.retain)  # fold the many new rows into it
         self.meta["last_indexed"] = self.clock().isoformat(timespec="seconds")
         self.meta["failures"] = self.indexer.failures
         if not self.indexer.stale:
@@ -135,38 +182,29 @@ class Services:
     def save_meta(self) -> None:
         write_json(self.files, "meta.json", self.meta)
 
+    def compact(self) -> int:
+        """Drop the vectors no chunk uses, then compact every table; how many were dropped.
+        When idle, in the writer's turn."""
+        dropped = self.store.drop_unused_vectors()
+        ensure_fts_index(self.store)
+        self.store.optimize(self.retain)
+        return dropped
+
     def reload(self) -> None:
         """Load the index as a restart would, after another process (the daemon's bulk-index
         child, holding the lent writer lock) rewrote the store."""
         self.store.refresh()
         self.state.reload(*self.store.load_state())
-        self.vectors.clear()
-        if self.store.model_id == self.embedder.model_id:
-            self.vectors.load(load_vectors(self.store))
-        self.embed_stage.rescan()  # its chunks came without hints
+        self.vectors.load(
+            self.store.chunk_keys(), self.store.vector_batches(self.embedder.model_id)
+        )
         self.meta = read_json(self.files, "meta.json", {})
         self.indexer.failures = dict(self.meta.get("failures", {}))
         self.indexer.stale = self.meta.get("parsed_by") != parsed_by(self.indexer.chunk_options)
 
-    def drop_store_caches(self) -> None:
-        """Every table opened afresh, leaving behind LanceDB's cache entries for versions no
-        query will read again (``IndexStore.reopen``). Each compaction at 100k notes left
-        ~28 MiB of them. One small search then loads the current FTS index, which the first
-        user's query would otherwise wait for (~40 ms at 100k). In the writer's turn."""
-        self.store.reopen()
-        self.memory.index.table.reopen(self.store.db)
-        fts_search(self.store, "index", 1)
-
-    def settle(self) -> None:
-        """After a long burst of commits (a cold embedding), let go of what it left that a
-        restart would not hold: LanceDB's cache entries and the vector matrix's spare rows."""
-        self.drop_store_caches()
-        self.vectors.shrink()
-
     def status(self) -> dict[str, Any]:
-        pending = self.embed_stage.pending()  # maybe a LanceDB scan: not holding the state
         with self.state.lock:
-            return self._status(pending)
+            return self._status(self.embed_stage.pending())
 
     def _status(self, pending: int) -> dict[str, Any]:
         """Only the few notes listed are sorted: sorting all of them (three times) took
@@ -179,7 +217,7 @@ class Services:
             "chunks": sum(n.chunk_count for n in notes.values()),
             "pending": pending,
             "last_indexed": self.meta.get("last_indexed"),
-            "model": self.store.model_id,
+            "model": self.embedder.model_id,
             "embedder": self.embedder.model_id,
             "vectors": len(self.vectors),
             "store_cache_mib": round(self.store.cache_bytes() / 2**20, 1),

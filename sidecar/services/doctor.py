@@ -2,10 +2,11 @@
 
 Compared from disk and from the LanceDB tables themselves (not the in-memory state, which is
 rebuilt from those tables at every start): each note on disk against its notes row by path and
-content hash, each notes row against its chunk rows, rows left without a note, and the memory
-folder against the memory table. Each problem comes with the fix ``repair`` applies: drop the
-orphan rows, re-parse the drifted notes (``full`` over just those paths), re-sync the memory
-table from its files. A note edited in the last debounce window shows as stale until the
+content hash, each notes row against its chunk rows (the row lists their content hashes), chunk
+rows left without a note, and the memory folder against the memory table. Each problem comes
+with the fix ``repair`` applies: drop the rows of no note, re-parse the drifted notes (``full``
+over just those paths: their chunk rows are made to match), re-sync the memory table from its
+files. A note edited in the last debounce window shows as stale until the
 watcher's batch lands; that is drift too, and repairing it is harmless.
 """
 
@@ -32,7 +33,10 @@ def check(services: Services) -> dict[str, Any]:
 def repair(services: Services) -> dict[str, Any]:
     """Make the index match the vault again, then check once more."""
     before = check(services)
-    orphans = services.store.drop_orphans()
+    with services.state.lock:
+        known = set(services.state.notes)
+    orphans = [p for p in services.store.drifted() if p not in known]  # rows of no note
+    services.store.delete_notes(orphans)
     drifted = sorted({p["path"] for p in before["problems"] if p["check"] == "index"})
     report = services.reindex(full=True, paths=drifted) if drifted else None
     services.memory.index.sync()
@@ -52,7 +56,7 @@ def _notes(services: Services) -> Iterator[dict[str, str]]:
     disk = services.vault.scan()
     rows = services.store.load_notes()
     failures = services.indexer.failures
-    chunks, edges = services.store.row_paths()
+    drifted = set(services.store.drifted())
     if disk and not rows:
         yield {
             "check": "index",
@@ -72,11 +76,10 @@ def _notes(services: Services) -> Iterator[dict[str, str]]:
             continue  # unreadable now: the next index pass records it as a failure
         if content_hash(f.data) != rows[path].content_hash:
             yield _index(path, "changed on disk since it was indexed (stale)")
-        elif chunks.get(path, 0) != rows[path].chunk_count:
-            found, want = chunks.get(path, 0), rows[path].chunk_count
-            yield _index(path, f"has {found} chunk rows, its note row says {want}")
-    for path in sorted((chunks.keys() | edges.keys()) - rows.keys() - disk.keys()):
-        yield _index(path, "chunk or edge rows without a note row")
+        elif path in drifted:
+            yield _index(path, "its chunk rows are not the chunks its note row lists")
+    for path in sorted(drifted - rows.keys() - disk.keys()):
+        yield _index(path, "chunk rows without a note row")
 
 
 def _memory(services: Services) -> Iterator[dict[str, str]]:

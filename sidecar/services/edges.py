@@ -23,7 +23,6 @@ from sidecar.core.model import Edge
 from sidecar.core.relations import LINK
 from sidecar.embed.base import Embedder
 from sidecar.services.state import IndexState
-from sidecar.store.chunk_search import load_vectors
 from sidecar.store.edge_cache import chunk_spans, load_edge_vectors, save_edge_vectors
 from sidecar.store.lance import IndexStore
 from sidecar.store.vectors import VectorIndex
@@ -145,25 +144,24 @@ class EdgeService:
 
     def _fill_from_chunks(self, edges: Sequence[Edge], approx: list[bool], matrix: Vec) -> None:
         waiting = [i for i, a in enumerate(approx) if a]
-        spans = chunk_spans(self.store, sorted({edges[i].source for i in waiting})).to_pylist()
+        sources = sorted({edges[i].source for i in waiting})
+        vectors = {(p, seq): v for p, seq, v in self.vectors.of_notes(sources)}
         by_path: dict[str, list[dict[str, Any]]] = {}
-        for row in spans:
+        for row in chunk_spans(self.store, sources).to_pylist():
             by_path.setdefault(row["path"], []).append(row)
         for i in waiting:
             e = edges[i]
             for row in by_path.get(e.source, ()):
-                if row["start_line"] <= e.line <= row["end_line"]:
-                    matrix[i] = np.asarray(row["vector"], np.float32)
+                vec = vectors.get((e.source, row["seq"]))
+                if vec is not None and row["start_line"] <= e.line <= row["end_line"]:
+                    matrix[i] = vec
                     break
 
     def _strength(self, edges: Sequence[Edge], rows: Vec) -> list[float | None]:
         """cosine(edge, target note), the note as the normalised mean of its chunk vectors."""
-        targets = sorted({e.target for e in edges if e.target})
-        table = load_vectors(self.store, targets).to_pylist()
         sums: dict[str, Vec] = {}
-        for row in table:
-            v = np.asarray(row["vector"], np.float32)
-            sums[row["path"]] = sums.get(row["path"], np.zeros_like(v)) + v
+        for path, _, v in self.vectors.of_notes(sorted({e.target for e in edges if e.target})):
+            sums[path] = sums.get(path, np.zeros_like(v)) + v
         out: list[float | None] = []
         for e, row_vec in zip(edges, rows, strict=True):
             total = sums.get(e.target or "")

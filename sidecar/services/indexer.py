@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sidecar.core.chunks import ChunkOptions
+from sidecar.core.chunks import ChunkOptions, is_properties
 from sidecar.core.model import NoteRecord, ParsedNote
 from sidecar.core.note import content_hash
 from sidecar.core.plan import Candidates, Indexed, candidates, classify
@@ -47,9 +47,12 @@ class IndexReport:
     deleted_paths: list[str] = field(default_factory=list)
     seconds: float = 0.0
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage (parse, embed)
+    # the chunk hashes of every re-parsed note, by seq: for the vector index, not the report
+    hashes: dict[str, list[str]] = field(default_factory=dict)
+    named: set[str] = field(default_factory=set)  # of those, the notes with a properties' chunk
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in self.__slots__}
+        out = {k: getattr(self, k) for k in self.__slots__ if k not in ("hashes", "named")}
         out["seconds"] = round(self.seconds, 3)
         return out
 
@@ -108,7 +111,8 @@ class Indexer:
         records = [self._record(note, files[note.path]) for note in parsed]
         with self.state.lock:
             records += [self._touched(self.state.notes[p], files[p]) for p in plan.touch]
-        self._write(parsed, records, plan.delete)
+        report.hashes = self._write(parsed, records, plan.delete)
+        report.named = {n.path for n in parsed if n.chunks and is_properties(n.chunks[-1].chunk_id)}
         for note in parsed:
             if note.frontmatter_error:
                 report.warnings.append({"path": note.path, "warning": note.frontmatter_error})
@@ -188,22 +192,24 @@ class Indexer:
 
     def _write(
         self, parsed: list[ParsedNote], records: list[NoteRecord], deletes: Iterable[str]
-    ) -> None:
-        """A note's row in the notes table is its commit marker: it is dropped before the note's
-        chunks and edges are rewritten and added back last. ``kill -9`` in between leaves the
-        note unindexed (the next start re-reads it; ``Services.open`` drops its orphan rows),
-        never indexed with half of its chunks or edges, which no hash check would notice."""
+    ) -> dict[str, list[str]]:
+        """Chunks first, each note's row last: the row lists the hashes of the chunks it was
+        written with, so a ``kill -9`` in between leaves rows that disagree with their chunks,
+        and ``Services.open`` has those notes read again. Edges travel in their source's row;
+        a note whose links now resolve differently is rewritten with its new edges."""
         deletes = list(deletes)
-        paths = [n.path for n in parsed]
-        vectors = self.store.chunk_vectors(paths + deletes)
-        self.store.delete_notes(deletes)
-        self.store.drop_note_rows(paths)
-        self.store.put_chunks(paths, (c for n in parsed for c in n.chunks), vectors)
+        with self.state.lock:
+            known = {n.path for n in parsed} & self.state.notes.keys()
+            had = {r.path for r in records} & self.state.notes.keys()
+        self.store.put_chunks([c for n in parsed for c in n.chunks], sorted(known), deletes)
         with self.state.lock:
             changed_edges = self.state.apply(records, deletes)
-            rewritten = set(paths)
+            written = {r.path for r in records}
             rewired = [self.state.notes[s] for s in changed_edges
-                       if s not in rewritten and s in self.state.notes]  # fmt: skip
-        self.store.drop_note_rows([r.path for r in rewired])
-        self.store.put_edges(list(changed_edges), (e for es in changed_edges.values() for e in es))
-        self.store.put_notes([*records, *rewired])
+                       if s not in written and s in self.state.notes]  # fmt: skip
+            rows = [*records, *rewired]
+            edges = {r.path: list(self.state.graph.out.get(r.path, ())) for r in rows}
+        hashes = {n.path: [c.content_hash for c in n.chunks] for n in parsed}
+        replacing = sorted(had | {r.path for r in rewired})
+        self.store.put_notes(rows, edges, hashes, replacing, deletes)
+        return hashes

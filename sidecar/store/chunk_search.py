@@ -1,4 +1,4 @@
-"""Full-text search over chunks and the vector column's reads and writes.
+"""Full-text search over chunks, and reads of chunk rows by id.
 
 BM25 runs on LanceDB's native FTS index over ``search_text`` (title > breadcrumb + text), with
 positions so phrase queries work. Rows added after the index was built are searched too
@@ -12,11 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
 from lancedb.index import FTS, BTree
 
-from sidecar.store.lance import IndexStore, pending_filter, sql_str
+from sidecar.store.lance import IndexStore, sql_str
 
 FTS_COLUMN = "search_text"
 
@@ -61,6 +59,7 @@ def ensure_fts_index(store: IndexStore) -> None:
 INDEXES = {
     "chunk_id": BTree(),
     "path": BTree(),
+    "content_hash": BTree(),
     FTS_COLUMN: FTS(with_position=True, base_tokenizer="simple", lower_case=True, stem=True,
                     remove_stop_words=False, ascii_folding=True),
 }  # fmt: skip
@@ -114,96 +113,14 @@ def _fts_query(query: str) -> str:
     return query.strip()
 
 
-def pending_chunks(
-    store: IndexStore, limit: int, paths: Sequence[str] | None = None
-) -> list[dict[str, Any]]:
-    """Chunks without a vector: what the embedding stage still has to do (in all notes, or in
-    some). Across all notes this scans the vector column: at 100k notes 150 ms and ~300 MiB
-    of buffers (``bench/probe_commit.py``); a few notes' chunks are found through the path
-    B-tree first."""
-    if paths is not None and not paths:
-        return []
-    rows: list[dict[str, Any]] = (
-        store.chunks.search()
-        .where(pending_filter(paths))
-        .select(["chunk_id", "content_hash", "search_text"])
-        .limit(limit)
-        .to_list()
-    )
-    return rows
-
-
-UPDATE_ROWS = 8  # batches up to this size are written row by row (see write_vectors)
-
-
-def write_vectors(store: IndexStore, rows: Sequence[tuple[str, str, np.ndarray]]) -> int:
-    """Set vectors where the chunk still holds the text they were computed from.
-
-    A save's few chunks go in one ``update`` each, found through the chunk_id B-tree; a batch
-    from a backlog goes in one ``merge_insert``, which joins against every row of the table
-    (it cannot use the B-tree, see below). On the 100k-note store (223k chunks) a one-row
-    merge took 395-536 ms and a one-row update 7 ms (``bench/probe_commit.py``): the merge
-    held the writer, and the next save's re-index waited behind it."""
-    if not rows:
-        return 0
-    if len(rows) <= UPDATE_ROWS:
-        return sum(_update_vector(store, *row) for row in rows)
-    table = pa.table(
-        {
-            "chunk_id": [r[0] for r in rows],
-            "content_hash": [r[1] for r in rows],
-            "vector": pa.array([r[2].tolist() for r in rows], pa.list_(pa.float32(), store.dim)),
-        }
-    )
-    result = (
-        store.chunks.merge_insert("chunk_id")
-        .when_matched_update_all(where="target.content_hash = source.content_hash")
-        .use_index(False)  # lancedb 0.40 panics joining through the chunk_id B-tree
-        .execute(table)
-    )
-    return int(result.num_updated_rows)
-
-
-def commit_vectors(
-    store: IndexStore, rows: Sequence[tuple[str, str, np.ndarray]]
-) -> tuple[int, dict[str, str]]:
-    """``write_vectors``, then the content hash each chunk holds now: a vector belongs in the
-    RAM matrix only if its chunk still holds the text it came from. Asked by chunk id (B-tree),
-    not by reloading the notes' vectors: that read grew with the store and halved the
-    embedding stage's rate at 100k notes (bench/scale.py)."""
-    return write_vectors(store, rows), chunk_hashes(store, [r[0] for r in rows])
-
-
-def _update_vector(store: IndexStore, chunk_id: str, content_hash: str, vector: np.ndarray) -> int:
-    where = f"chunk_id = {sql_str(chunk_id)} AND content_hash = {sql_str(content_hash)}"
-    result = store.chunks.update(where=where, values={"vector": vector.tolist()})
-    return int(result.rows_updated)
-
-
-def load_vectors(store: IndexStore, paths: Sequence[str] | None = None) -> pa.Table:
-    """chunk_id, path and vector of every embedded chunk (or of some notes)."""
-    q = store.chunks.search().where("vector IS NOT NULL")
-    if paths is not None:
-        if not paths:
-            return pa.table({"chunk_id": [], "path": [], "vector": []})
-        q = store.chunks.search().where(
-            f"vector IS NOT NULL AND path IN ({', '.join(sql_str(p) for p in paths)})"
-        )
-    return q.select(["chunk_id", "path", "vector"]).limit(None).to_arrow()
-
-
-def chunk_hashes(store: IndexStore, chunk_ids: Sequence[str]) -> dict[str, str]:
-    """chunk_id -> content hash of the chunks that exist now."""
-    if not chunk_ids:
+def texts_by_hash(store: IndexStore, hashes: Sequence[str]) -> dict[str, str]:
+    """content hash -> the text the model sees, for the hashes some chunk row has (through
+    the content_hash B-tree)."""
+    if not hashes:
         return {}
-    rows = (
-        store.chunks.search()
-        .where(f"chunk_id IN ({', '.join(sql_str(c) for c in chunk_ids)})")
-        .select(["chunk_id", "content_hash"])
-        .limit(None)
-        .to_list()
-    )
-    return {r["chunk_id"]: r["content_hash"] for r in rows}
+    where = f"content_hash IN ({', '.join(sql_str(h) for h in hashes)})"
+    q = store.chunks.search().where(where).select(["content_hash", "search_text"])
+    return {r["content_hash"]: r["search_text"] or "" for r in q.limit(None).to_list()}
 
 
 def chunk_rows(store: IndexStore, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:

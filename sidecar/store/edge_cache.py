@@ -46,9 +46,9 @@ def save_edge_vectors(
 
 
 def chunk_spans(store: IndexStore, paths: list[str]) -> pa.Table:
-    """path, start_line, end_line and vector of the embedded chunks of these notes."""
-    cols = ["path", "start_line", "end_line", "vector"]
+    """path, seq, start_line and end_line of the chunks of these notes."""
+    cols = ["path", "seq", "start_line", "end_line"]
     if not paths:
         return pa.table({c: [] for c in cols})
-    where = f"vector IS NOT NULL AND path IN ({', '.join(sql_str(p) for p in paths)})"
+    where = f"path IN ({', '.join(sql_str(p) for p in paths)})"
     return store.chunks.search().where(where).select(cols).limit(None).to_arrow()

@@ -1,38 +1,56 @@
-"""The LanceDB index: ``notes``, ``chunks`` and ``edges`` tables, written by one process.
+"""The LanceDB index: ``notes``, ``chunks`` and ``vectors`` tables, written by one process.
 
-Each write replaces whole notes (delete their rows, add the new ones): measured at 15-23 ms for
-~10 rows at 50k rows, far cheaper than ``merge_insert``. Every write adds a fragment, so the
-owner calls ``optimize()`` when idle. Schema version and embedding model live in the tables'
-schema metadata; a different schema version drops and rebuilds the index (the vault is the
-source of truth, so nothing is lost).
+A note's row holds its record, its resolved edges and the content hashes of its chunks; the
+``chunks`` rows are what full-text search reads. A note is written chunks first and its row
+last, so its row says what it was indexed from: a crash in between leaves the row naming
+other chunk hashes than the chunk rows hold, and that note is read again (``drifted``).
+
+``vectors`` holds one row per (model, content hash): only appended to, never FTS-indexed, and
+read whole at start. A chunk's vector is found by the hash of the text the model saw, so a
+renamed or copied note, and an edit that restores earlier text, reuse vectors, and embedding
+never rewrites the chunk rows the full-text index covers. Idle compaction drops the vectors
+no chunk uses.
+
+Each write adds a fragment and a table version, so the owner compacts when idle. A store of
+another schema version (in the tables' schema metadata) is rebuilt from the vault, which is
+the source of truth; the vectors of a store from before this layout are copied first.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
+import shutil
 import threading
-from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import lancedb
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+from lancedb.index import BTree
+from numpy.typing import NDArray
 
-from sidecar.core.markdown import slugify
 from sidecar.core.model import Chunk, Edge, Heading, LinkRef, NoteRecord
 from sidecar.errors import StoreError
 
-SCHEMA_VERSION = "2"
+_log = logging.getLogger("sidecar.store")
+
+SCHEMA_VERSION = "3"  # 3: vectors in their own table, edges and chunk hashes in the note rows
+TABLES = ("notes", "chunks")  # rebuilt together from the vault when their schema is stale
 
 # LanceDB's caches (manifests and file metadata; index pages) are unbounded in practice
 # (defaults: 1 GiB and 6 GiB) and keep entries for every table version a long-running writer
-# makes: on a 10k-note vault they held 19 MiB after one cold index, 2 MiB after a restart, and
-# grew ~3 MiB with each compaction and a few searches after it. Bounded, the least recently
-# used entries go; ``index.status`` shows what they hold (``store_cache_mib``).
+# makes. Bounded, the least recently used entries go; ``index.status`` shows what they hold
+# (``store_cache_mib``).
 METADATA_CACHE_BYTES = 64 << 20
 INDEX_CACHE_BYTES = 128 << 20
+# A notes row of a single note is rewritten by ``update`` (one table version, not a delete
+# and an add) unless it is this big: the values travel as SQL literals.
+UPDATE_ROW_BYTES = 256 << 10
 
 NOTES_SCHEMA = pa.schema(
     [
@@ -49,43 +67,35 @@ NOTES_SCHEMA = pa.schema(
         pa.field("headings", pa.string()),
         pa.field("block_ids", pa.list_(pa.string())),
         pa.field("links", pa.string()),
+        pa.field("edges", pa.string()),
+        pa.field("chunk_hashes", pa.list_(pa.string())),
         pa.field("chunk_count", pa.int32()),
         pa.field("line_count", pa.int32()),
         pa.field("warning", pa.string()),
     ]
 )
 
-EDGES_SCHEMA = pa.schema(
+CHUNKS_SCHEMA = pa.schema(
     [
-        pa.field("source", pa.string(), nullable=False),
-        pa.field("target", pa.string()),
-        pa.field("raw", pa.string()),
-        pa.field("relation", pa.string()),
+        pa.field("chunk_id", pa.string(), nullable=False),
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("seq", pa.int32()),
+        pa.field("heading", pa.string()),
+        pa.field("start_line", pa.int32()),
+        pa.field("end_line", pa.int32()),
         pa.field("text", pa.string()),
-        pa.field("wikilink", pa.bool_()),
-        pa.field("embed", pa.bool_()),
-        pa.field("line", pa.int32()),
-        pa.field("anchor", pa.string()),
-        pa.field("context", pa.string()),
-        pa.field("state", pa.string()),
-        pa.field("candidates", pa.list_(pa.string())),
+        pa.field("content_hash", pa.string()),
+        pa.field("search_text", pa.string()),
     ]
 )
 
 
-def chunks_schema(dim: int) -> pa.Schema:
+def vectors_schema(dim: int) -> pa.Schema:
     return pa.schema(
         [
-            pa.field("chunk_id", pa.string(), nullable=False),
-            pa.field("path", pa.string(), nullable=False),
-            pa.field("seq", pa.int32()),
-            pa.field("heading", pa.string()),
-            pa.field("start_line", pa.int32()),
-            pa.field("end_line", pa.int32()),
-            pa.field("text", pa.string()),
-            pa.field("content_hash", pa.string()),
-            pa.field("search_text", pa.string()),
-            pa.field("vector", pa.list_(pa.float32(), dim), nullable=True),
+            pa.field("model", pa.string(), nullable=False),
+            pa.field("content_hash", pa.string(), nullable=False),
+            pa.field("vector", pa.list_(pa.float32(), dim), nullable=False),
         ]
     )
 
@@ -98,36 +108,23 @@ def _in_list(column: str, values: Sequence[str]) -> str:
     return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
 
 
-def pending_filter(paths: Sequence[str] | None = None) -> str:
-    """Chunks without a vector, in every note or in these (found through the path B-tree
-    first: across all notes the filter scans the whole vector column)."""
-    return "vector IS NULL" if paths is None else _in_list("path", paths) + " AND vector IS NULL"
+Vectors = NDArray[np.float32]
 
 
 class IndexStore:
-    """Narrow, synchronous access to the three tables. Not thread-safe: one writer owns it."""
+    """Narrow, synchronous access to the tables. Not thread-safe: one writer owns it."""
 
     def __init__(self, directory: Path, dim: int = 384) -> None:
         self.index_lock = threading.Lock()  # serialises on-demand index creation
         self.fts_ready = False  # the chunks table's FTS index exists (tables live as long as we)
         self.directory = directory
         self.dim = dim
-        self.rebuilt = False
         try:
             directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             self.session, self.db = self._connect()
-            schemas = {"notes": NOTES_SCHEMA, "edges": EDGES_SCHEMA, "chunks": chunks_schema(dim)}
-            existing = set(self.db.list_tables().tables)
-            # One table in an old shape means the index as a whole is from another version or
-            # model size: rebuild all three together (the vault is the source of truth).
-            stale = any(self._stale(n, sc) for n, sc in schemas.items() if n in existing)
-            self.rebuilt = stale
-            tables = {
-                name: self._open(name, schema, stale, existing) for name, schema in schemas.items()
-            }
+            self._open_tables()
         except (OSError, ValueError, RuntimeError) as exc:
             raise StoreError(f"cannot open the index at {directory}: {exc}") from exc
-        self.notes, self.edges, self.chunks = tables["notes"], tables["edges"], tables["chunks"]
 
     def _connect(self) -> tuple[Any, Any]:
         session = lancedb.Session(
@@ -136,79 +133,124 @@ class IndexStore:
         )
         return session, lancedb.connect(str(self.directory / "lance"), session=session)
 
-    def reopen(self) -> None:
-        """Open the three tables again in a new session, leaving LanceDB's caches behind.
-
-        A long burst of commits (a cold embedding) fills them with entries for versions no
-        query will read again. At 100k notes they held 229 MiB after the cold start and 35 MiB
-        after a restart. The old session is freed once no running query holds its tables;
-        anything else opened through ``db`` (the memory table) must be reopened too.
-        """
-        try:
-            session, db = self._connect()
-            notes, edges, chunks = (db.open_table(n) for n in ("notes", "edges", "chunks"))
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise StoreError(f"cannot reopen the index at {self.directory}: {exc}") from exc
-        self.session, self.db = session, db
-        self.notes, self.edges, self.chunks = notes, edges, chunks
-
-    def _open(self, name: str, schema: pa.Schema, stale: bool, existing: set[str]) -> Any:
-        if name not in existing:
-            return self.db.create_table(name, schema=self._tagged(schema))
+    def _open_tables(self) -> None:
+        existing = set(self.db.list_tables().tables)
+        wanted = vectors_schema(self.dim)
+        if "vectors" in existing and not self._usable("vectors", wanted):
+            # another vector size (another model's), or a copy a crash cut short
+            self._drop("vectors")
+            existing.discard("vectors")
+        if "chunks" in existing and "vectors" not in existing:
+            self._copy_old_vectors(self.db.open_table("chunks"))
+            existing.add("vectors")
+        schemas = {"notes": NOTES_SCHEMA, "chunks": CHUNKS_SCHEMA}
+        # One table in an old shape means the index as a whole is from another version:
+        # rebuild both from the vault (the vectors stay: they are keyed by content).
+        stale = "edges" in existing or any(
+            _stale(self.db.open_table(n), schemas[n]) for n in TABLES if n in existing
+        )
         if stale:
-            return self.db.create_table(name, schema=self._tagged(schema), mode="overwrite")
-        return self.db.open_table(name)
+            _log.info("the index is from another version: rebuilding it from the vault")
+        for name in TABLES:
+            if name not in existing or stale:
+                mode = "overwrite" if name in existing else "create"
+                self.db.create_table(name, schema=_tagged(schemas[name]), mode=mode)
+        if "edges" in existing:
+            self._drop("edges")  # version 2 kept them in a table of their own
+        if "vectors" not in existing:
+            self.db.create_table("vectors", schema=_tagged(wanted))
+        self.notes, self.chunks, self.vectors = (
+            self.db.open_table(n) for n in ("notes", "chunks", "vectors")
+        )
 
-    @staticmethod
-    def _tagged(schema: pa.Schema) -> pa.Schema:
-        return schema.with_metadata({b"schema_version": SCHEMA_VERSION.encode()})
+    def _usable(self, name: str, schema: pa.Schema) -> bool:
+        try:
+            return not _stale(self.db.open_table(name), schema)
+        except (OSError, ValueError, RuntimeError):
+            return False
 
-    def _stale(self, name: str, schema: pa.Schema) -> bool:
-        table = self.db.open_table(name)
-        meta = table.schema.metadata or {}
-        same = table.schema.remove_metadata().equals(schema.remove_metadata())
-        return meta.get(b"schema_version") != SCHEMA_VERSION.encode() or not same
+    def _drop(self, name: str) -> None:
+        try:
+            self.db.drop_table(name)
+        except (OSError, ValueError, RuntimeError):
+            shutil.rmtree(self.directory / "lance" / f"{name}.lance", ignore_errors=True)
+
+    def _copy_old_vectors(self, chunks: Any) -> None:
+        """A version 2 store kept vectors in a column of ``chunks``: copied, one row per
+        content hash, into ``vectors`` (one commit), before anything rebuilds ``chunks``. A
+        crash before that commit leaves the old column to copy from at the next start."""
+        field = chunks.schema.field("vector") if "vector" in chunks.schema.names else None
+        model = ((field.metadata if field else None) or {}).get(b"model", b"none").decode()
+        schema = _tagged(vectors_schema(self.dim))
+        if field is None or model == "none" or field.type.list_size != self.dim:
+            self.db.create_table("vectors", schema=schema)  # nothing usable to copy
+            return
+        seen: set[str] = set()
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            q = chunks.search().where("vector IS NOT NULL").select(["content_hash", "vector"])
+            for batch in q.limit(None).to_batches(8192):
+                keep = []
+                for i, h in enumerate(batch["content_hash"].to_pylist()):
+                    if h not in seen:
+                        seen.add(h)
+                        keep.append(i)
+                if keep:
+                    picked = batch.take(pa.array(keep))
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array([model] * len(keep)), picked["content_hash"],
+                         picked["vector"].cast(schema.field("vector").type)], schema=schema,
+                    )  # fmt: skip
+
+        reader = pa.RecordBatchReader.from_batches(schema, batches())
+        table = self.db.create_table("vectors", data=reader, schema=schema)
+        if len(seen):
+            table.create_index("content_hash", config=BTree())
+        _log.info("copied %d vectors of %s into the vectors table", len(seen), model)
 
     # -- reads ------------------------------------------------------------------------------
 
     def load_notes(self, share: _Share | None = None) -> dict[str, NoteRecord]:
-        share = share if share is not None else _Share()
-        notes: dict[str, NoteRecord] = {}
-        for row in _rows(self.notes):
-            note = _note_from_row(row, share)
-            notes[note.path] = note
-        return notes
+        return self.load_state(share)[0]
 
-    def load_state(self) -> tuple[dict[str, NoteRecord], list[Edge]]:
+    def load_state(self, share: _Share | None = None) -> tuple[dict[str, NoteRecord], list[Edge]]:
         """Every note record and edge, for the in-memory state.
 
         Equal strings are stored once: a path is every edge's source or target, a line's text
         is both a link's and its edge's context. On a generated 10k-note vault this took the
         state from 100 MB of Python objects to 57 MB (tracemalloc).
         """
-        share = _Share()
-        notes = self.load_notes(share)
-        edges = [_edge_from_row(row, share) for row in _rows(self.edges)]
+        share = share if share is not None else _Share()
+        notes: dict[str, NoteRecord] = {}
+        edges: list[Edge] = []
+        for row in _rows(self.notes, skip=["chunk_hashes"]):
+            note = _note_from_row(row, share)
+            notes[note.path] = note
+            edges += (
+                _edge_from_list(note.path, e, share) for e in json.loads(row["edges"] or "[]")
+            )
         return notes, edges
 
-    def chunk_vectors(self, paths: Sequence[str]) -> dict[str, list[float]]:
-        """Existing vectors of these notes' chunks, by content hash, to carry over unchanged."""
-        if not paths:
-            return {}
-        out: dict[str, list[float]] = {}
-        for batch in _batches(paths, 500):
-            table = (
-                self.chunks.search()
-                .where(_in_list("path", batch) + " AND vector IS NOT NULL")
-                .select(["content_hash", "vector"])
-                .limit(None)
-                .to_arrow()
-            )
-            for h, v in zip(
-                table["content_hash"].to_pylist(), table["vector"].to_pylist(), strict=True
-            ):
-                out[h] = v
-        return out
+    def chunk_keys(self) -> pa.Table:
+        """``chunk_id``, ``path``, ``seq`` and ``content_hash`` of every chunk."""
+        q = self.chunks.search().select(["chunk_id", "path", "seq", "content_hash"])
+        return q.limit(None).to_arrow()
+
+    def drifted(self) -> list[str]:
+        """Notes whose chunk rows are not the chunks their row lists (a crash between writing
+        the one and the other), and chunk rows of no note."""
+        listed = self.notes.search().select(["path", "chunk_hashes"]).limit(None).to_arrow()
+        want = dict(zip(listed["path"].to_pylist(), listed["chunk_hashes"].to_pylist(),
+                        strict=True))  # fmt: skip
+        keys = self.chunk_keys().sort_by([("path", "ascending"), ("seq", "ascending")])
+        have: dict[str, list[str]] = {}
+        for path, h in zip(keys["path"].to_pylist(), keys["content_hash"].to_pylist(), strict=True):
+            have.setdefault(path, []).append(h)
+        return sorted(
+            p
+            for p in want.keys() | have.keys()
+            if (want.get(p) or []) != have.get(p, []) or p not in want
+        )
 
     def cache_bytes(self) -> int:
         """What LanceDB's caches hold now."""
@@ -217,101 +259,173 @@ class IndexStore:
     def count(self, table: str) -> int:
         return int(getattr(self, table).count_rows())
 
-    @property
-    def model_id(self) -> str:
-        """The model whose vectors the chunks table holds ("none" before any embedding)."""
-        meta = self.chunks.schema.field("vector").metadata or {}
-        return str(meta.get(b"model", b"none").decode())
+    # -- vectors ----------------------------------------------------------------------------
 
-    def set_model(self, model_id: str) -> bool:
-        """Record the embedding model; a different one than before clears every vector."""
-        if model_id == self.model_id:
-            return False
-        self.chunks.update(where="vector IS NOT NULL", values={"vector": None})
-        self.chunks.update_field_metadata({"path": "vector", "metadata": {"model": model_id}})
-        return True
+    def vector_batches(self, model: str, rows: int = 8192) -> Iterator[tuple[pa.Array, Vectors]]:
+        """Every stored vector of this model, a batch at a time: (hashes, matrix)."""
+        q = self.vectors.search().where(f"model = {sql_str(model)}")
+        for batch in q.select(["content_hash", "vector"]).limit(None).to_batches(rows):
+            yield batch["content_hash"], _matrix(batch["vector"], self.dim)
 
-    def count_pending(self, paths: Sequence[str] | None = None) -> int:
-        """Chunks still waiting for a vector (in every note, or in these)."""
-        if paths is not None and not paths:
-            return 0
-        return int(self.chunks.count_rows(pending_filter(paths)))
+    def find_vectors(self, model: str, hashes: Sequence[str]) -> tuple[list[str], Vectors]:
+        """The stored vectors of these hashes (those there are), through the hash B-tree."""
+        found: list[str] = []
+        parts: list[Vectors] = []
+        for batch in _batches(hashes, 1000):
+            where = f"model = {sql_str(model)} AND {_in_list('content_hash', batch)}"
+            table = self.vectors.search().where(where).select(["content_hash", "vector"])
+            got = table.limit(None).to_arrow()
+            found += got["content_hash"].to_pylist()
+            parts.append(_matrix(got["vector"], self.dim))
+        return found, np.concatenate(parts) if parts else np.zeros((0, self.dim), np.float32)
+
+    def add_vectors(self, model: str, hashes: Sequence[str], vectors: Vectors) -> None:
+        """One append: nothing else in the store is rewritten."""
+        if not hashes:
+            return
+        column = pa.FixedSizeListArray.from_arrays(
+            pa.array(np.ascontiguousarray(vectors, np.float32).ravel()), self.dim
+        )
+        batch = pa.table({"model": [model] * len(hashes), "content_hash": list(hashes),
+                          "vector": column}, schema=vectors_schema(self.dim))  # fmt: skip
+        self.vectors.add(batch)
+
+    def drop_unused_vectors(self) -> int:
+        """Delete the vectors of hashes no chunk has any more (of every model); how many."""
+        used = self.chunks.search().select(["content_hash"]).limit(None).to_arrow()["content_hash"]
+        stored = self.vectors.search().select(["content_hash"]).limit(None).to_arrow()
+        unused = pc.filter(stored["content_hash"], pc.invert(pc.is_in(stored["content_hash"],
+                                                                        value_set=used)))  # fmt: skip
+        gone = sorted(set(unused.to_pylist()))
+        for batch in _batches(gone, 500):
+            self.vectors.delete(_in_list("content_hash", batch))
+        return len(gone)
 
     # -- writes -----------------------------------------------------------------------------
 
+    def put_chunks(
+        self, chunks: Sequence[Chunk], replacing: Sequence[str], gone: Sequence[str]
+    ) -> None:
+        """``chunks`` become the chunk rows of their notes: rows of the ``replacing`` notes
+        that stay as they were are not rewritten, the others are deleted; ``gone`` notes lose
+        all of theirs. At most one delete and one add per 500 notes."""
+        old: dict[str, tuple[str, int, int]] = {}
+        for batch in _batches(replacing, 500):
+            rows = (
+                self.chunks.search().where(_in_list("path", batch))
+                .select(["chunk_id", "content_hash", "start_line", "end_line"]).limit(None).to_list()
+            )  # fmt: skip
+            old.update(
+                (r["chunk_id"], (r["content_hash"], r["start_line"], r["end_line"])) for r in rows
+            )
+        same = {
+            c.chunk_id
+            for c in chunks
+            if old.get(c.chunk_id) == (c.content_hash, c.start_line, c.end_line)
+        }
+        stale = [cid for cid in old if cid not in same]
+        for ids, paths in _pairs(stale, list(gone)):
+            self.chunks.delete(" OR ".join(x for x in (ids and _in_list("chunk_id", ids),
+                                                       paths and _in_list("path", paths)) if x))  # fmt: skip
+        rows = [_chunk_row(c) for c in chunks if c.chunk_id not in same]
+        if rows:
+            self.chunks.add(pa.Table.from_pylist(rows, CHUNKS_SCHEMA))
+
+    def put_notes(
+        self,
+        records: Sequence[NoteRecord],
+        edges: Mapping[str, Sequence[Edge]],
+        hashes: Mapping[str, Sequence[str]],
+        replacing: Sequence[str],
+        gone: Sequence[str] = (),
+    ) -> None:
+        """Write these notes' rows, with their edges and chunk hashes (read back from their
+        old rows where not given: a note rewired or touched keeps its chunks); ``replacing``
+        are the notes that have a row already; ``gone`` notes lose theirs."""
+        missing = [r.path for r in records if r.path not in hashes]
+        kept = self._chunk_hashes(missing)
+        rows = [_note_row(r, edges.get(r.path, ()), hashes.get(r.path, kept.get(r.path, ())))
+                for r in records]  # fmt: skip
+        old = set(replacing)
+        if not gone and len(rows) == 1 and rows[0]["path"] in old and _small(rows[0]):
+            where = f"path = {sql_str(rows[0]['path'])}"
+            # an empty list cannot be written as an SQL literal: NULL, read back as empty
+            values = {k: None if v == [] else v for k, v in rows[0].items()}
+            if self.notes.update(where=where, values=values).rows_updated:
+                return
+        for batch in _batches([*gone, *(r["path"] for r in rows if r["path"] in old)], 500):
+            self.notes.delete(_in_list("path", batch))
+        if rows:
+            self.notes.add(pa.Table.from_pylist(rows, NOTES_SCHEMA))
+
+    def _chunk_hashes(self, paths: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for batch in _batches(paths, 500):
+            rows = (
+                self.notes.search().where(_in_list("path", batch)).select(["path", "chunk_hashes"])
+            )
+            out.update((r["path"], r["chunk_hashes"] or []) for r in rows.limit(None).to_list())
+        return out
+
     def delete_notes(self, paths: Sequence[str]) -> None:
         for batch in _batches(paths, 500):
-            self.notes.delete(_in_list("path", batch))
             self.chunks.delete(_in_list("path", batch))
-            self.edges.delete(_in_list("source", batch))
-
-    def drop_note_rows(self, paths: Sequence[str]) -> None:
-        """Remove only the notes rows: the first step of rewriting a note (see ``Indexer``)."""
-        for batch in _batches(paths, 500):
             self.notes.delete(_in_list("path", batch))
-
-    def row_paths(self) -> tuple[Counter[str], Counter[str]]:
-        """Rows per note path in the chunks table and per source in the edges table."""
-        chunks = self.chunks.search().select(["path"]).limit(None).to_arrow()
-        edges = self.edges.search().select(["source"]).limit(None).to_arrow()
-        return Counter(chunks["path"].to_pylist()), Counter(edges["source"].to_pylist())
-
-    def drop_orphans(self) -> list[str]:
-        """Delete chunk and edge rows of notes that have no notes row (left by a crash between
-        dropping a note's row and rewriting its other rows); returns their paths."""
-        known = set(self.notes.search().select(["path"]).limit(None).to_arrow()["path"].to_pylist())
-        chunks, edges = self.row_paths()
-        orphans = sorted((set(chunks) | set(edges)) - known)
-        for batch in _batches(orphans, 500):
-            self.chunks.delete(_in_list("path", batch))
-            self.edges.delete(_in_list("source", batch))
-        return orphans
-
-    def put_notes(self, notes: Sequence[NoteRecord]) -> None:
-        if not notes:
-            return
-        for batch in _batches([n.path for n in notes], 500):
-            self.notes.delete(_in_list("path", batch))
-        self.notes.add(pa.Table.from_pylist([_note_row(n) for n in notes], NOTES_SCHEMA))
-
-    def put_chunks(
-        self, paths: Sequence[str], chunks: Iterable[Chunk], vectors: dict[str, list[float]]
-    ) -> None:
-        for batch in _batches(paths, 500):
-            self.chunks.delete(_in_list("path", batch))
-        rows = [_chunk_row(c, vectors.get(c.content_hash)) for c in chunks]
-        if rows:
-            self.chunks.add(pa.Table.from_pylist(rows, chunks_schema(self.dim)))
-
-    def put_edges(self, sources: Sequence[str], edges: Iterable[Edge]) -> None:
-        for batch in _batches(sources, 500):
-            self.edges.delete(_in_list("source", batch))
-        rows = [_edge_row(e) for e in edges]
-        if rows:
-            self.edges.add(pa.Table.from_pylist(rows, EDGES_SCHEMA))
 
     def refresh(self) -> None:
         """See what another process (the daemon's bulk-index child) committed meanwhile."""
-        self.see_latest()
+        for table in (self.notes, self.chunks, self.vectors):
+            table.checkout_latest()
         self.fts_ready = False  # look again: the child may have built it
 
-    def see_latest(self) -> None:
-        """Read the tables' newest versions (another process wrote: the backlog child)."""
-        for table in (self.notes, self.chunks, self.edges):
-            table.checkout_latest()
-
-    def optimize(self, keep: dt.timedelta = dt.timedelta(minutes=10)) -> None:
-        # Under the index lock: a first search building the FTS index on a query thread
-        # while this rewrote the table failed with a commit conflict (the full-disk test).
+    def optimize(self, keep: dt.timedelta) -> None:
+        """Compact every table, fold new rows into its indexes and delete the files of
+        versions older than ``keep`` (a query reads the version it started on). Under the
+        index lock: a first search building the FTS index on a query thread while this
+        rewrote the table failed with a commit conflict (the full-disk test)."""
         with self.index_lock:
-            for table in (self.notes, self.chunks, self.edges):
+            if self.vectors.count_rows() and not self.vectors.list_indices():
+                self.vectors.create_index("content_hash", config=BTree())  # for ``find_vectors``
+            for table in (self.notes, self.chunks, self.vectors):
                 table.optimize(cleanup_older_than=keep)
 
 
-def _rows(table: Any, batch_rows: int = 2048) -> Iterator[dict[str, Any]]:
+def _tagged(schema: pa.Schema) -> pa.Schema:
+    return schema.with_metadata({b"schema_version": SCHEMA_VERSION.encode()})
+
+
+def _stale(table: Any, schema: pa.Schema) -> bool:
+    meta = table.schema.metadata or {}
+    same = table.schema.remove_metadata().equals(schema.remove_metadata())
+    return meta.get(b"schema_version") != SCHEMA_VERSION.encode() or not same
+
+
+def _matrix(column: Any, dim: int) -> Vectors:
+    if len(column) == 0:
+        return np.zeros((0, dim), np.float32)
+    flat = (
+        column.combine_chunks().flatten()
+        if isinstance(column, pa.ChunkedArray)
+        else column.flatten()
+    )
+    return np.asarray(flat.to_numpy(zero_copy_only=False), np.float32).reshape(len(column), dim)
+
+
+def _small(row: dict[str, Any]) -> bool:
+    return sum(len(v) for v in row.values() if isinstance(v, str)) < UPDATE_ROW_BYTES
+
+
+def _pairs(ids: list[str], paths: list[str]) -> Iterator[tuple[list[str], list[str]]]:
+    """Up to 500 chunk ids and 500 paths at a time, for one delete each."""
+    for i in range(0, max(len(ids), len(paths)), 500):
+        yield ids[i : i + 500], paths[i : i + 500]
+
+
+def _rows(table: Any, skip: Sequence[str] = (), batch_rows: int = 2048) -> Iterator[dict[str, Any]]:
     """Every row of a table, streamed: reading a whole table first held all of it in Arrow
     buffers beside the Python objects made from it (the notes table is ~170 MB at 100k)."""
-    for batch in table.search().limit(None).to_batches(batch_rows):
+    columns = [n for n in table.schema.names if n not in skip]
+    for batch in table.search().select(columns).limit(None).to_batches(batch_rows):
         yield from batch.to_pylist()
 
 
@@ -321,7 +435,7 @@ def _batches(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
         yield items[i : i + size]
 
 
-def _note_row(n: NoteRecord) -> dict[str, Any]:
+def _note_row(n: NoteRecord, edges: Iterable[Edge], hashes: Iterable[str]) -> dict[str, Any]:
     return {
         "path": n.path,
         "title": n.title,
@@ -333,10 +447,11 @@ def _note_row(n: NoteRecord) -> dict[str, Any]:
         "tags": list(n.tags),
         "frontmatter": json.dumps(n.frontmatter, ensure_ascii=False),
         "frontmatter_error": n.frontmatter_error,
-        # the slug stays in the stored shape (older versions read it), not in memory
-        "headings": json.dumps([[h.level, h.text, h.line, slugify(h.text)] for h in n.headings]),
+        "headings": json.dumps([[h.level, h.text, h.line] for h in n.headings], ensure_ascii=False),
         "block_ids": list(n.block_ids),
         "links": json.dumps([_link_list(link) for link in n.links], ensure_ascii=False),
+        "edges": json.dumps([_edge_list(e) for e in edges], ensure_ascii=False),
+        "chunk_hashes": list(hashes),
         "chunk_count": n.chunk_count,
         "line_count": n.line_count,
         "warning": n.warning,
@@ -394,7 +509,7 @@ def _note_from_row(row: dict[str, Any], share: _Share) -> NoteRecord:
     )
 
 
-def _chunk_row(c: Chunk, vector: list[float] | None) -> dict[str, Any]:
+def _chunk_row(c: Chunk) -> dict[str, Any]:
     return {
         "chunk_id": c.chunk_id,
         "path": c.path,
@@ -405,30 +520,18 @@ def _chunk_row(c: Chunk, vector: list[float] | None) -> dict[str, Any]:
         "text": c.text,
         "content_hash": c.content_hash,
         "search_text": c.embed_text,
-        "vector": vector,
     }
 
 
-def _edge_row(e: Edge) -> dict[str, Any]:
-    return {
-        "source": e.source,
-        "target": e.target,
-        "raw": e.raw,
-        "relation": e.relation,
-        "text": e.text,
-        "wikilink": e.wikilink,
-        "embed": e.embed,
-        "line": e.line,
-        "anchor": e.anchor,
-        "context": e.context,
-        "state": e.state,
-        "candidates": list(e.candidates),
-    }
+def _edge_list(e: Edge) -> list[Any]:
+    """An edge in its source's row (the source is the row's)."""
+    return [e.target, e.raw, e.relation, e.text, e.wikilink, e.embed, e.line, e.anchor,
+            e.context, e.state, list(e.candidates)]  # fmt: skip
 
 
-def _edge_from_row(row: dict[str, Any], share: _Share) -> Edge:
+def _edge_from_list(source: str, e: list[Any], share: _Share) -> Edge:
+    target, raw, relation, text, wikilink, embed, line, anchor, context, state, candidates = e
     return Edge(
-        share(row["source"]), share.opt(row["target"]), share(row["raw"]), share(row["relation"]),
-        share(row["text"]), row["wikilink"], row["embed"], row["line"], share(row["anchor"]),
-        share(row["context"]), row["state"], tuple(map(share, row["candidates"] or ())),
+        source, share.opt(target), share(raw), share(relation), share(text), wikilink, embed,
+        line, share(anchor), share(context), state, tuple(map(share, candidates)),
     )  # fmt: skip

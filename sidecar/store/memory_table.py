@@ -70,13 +70,6 @@ class MemoryTable:
         except (OSError, ValueError, RuntimeError) as exc:
             raise StoreError(f"cannot open the memory table: {exc}") from exc
 
-    def reopen(self, db: Any) -> None:
-        """The table again through ``db`` (a new session: see ``IndexStore.reopen``)."""
-        try:
-            self.table = db.open_table("memory")
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise StoreError(f"cannot reopen the memory table: {exc}") from exc
-
     def _stale(self, table: Any) -> bool:
         meta = table.schema.metadata or {}
         same = table.schema.remove_metadata().equals(self.schema.remove_metadata())

@@ -1,18 +1,29 @@
-"""Every embedded chunk as one float32 matrix in RAM, searched by brute-force cosine.
+"""Every chunk's content hash and vector, one float32 matrix row per chunk, in RAM.
 
-Measured (DESIGN §9): 4 ms at 50k rows and 20 ms at 200k this way, against 65-95 ms at 50k for
-LanceDB's own brute force; and IVF indexes need retraining as a vault changes. Rows are L2
-normalised, so cosine is a dot product. Deleted rows leave holes that the next insert reuses.
+Semantic search is a brute-force cosine over the matrix: measured (DESIGN §9) at 4 ms for 50k
+rows and 20 ms for 200k, against 65-95 ms at 50k for LanceDB's own brute force; and IVF
+indexes need retraining as a vault changes. Rows are L2 normalised, so cosine is a dot product.
+
+A vector belongs to the text it was computed from (its content hash), so it cannot go stale:
+a chunk whose hash has no vector yet waits for one, and the hashes waited for, newest first,
+are the embedding stage's queue. A removed note's rows become holes the next chunks reuse.
 """
 
 from __future__ import annotations
 
+import itertools
+import mmap
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from numpy.typing import NDArray
+
+from sidecar.core.chunks import PROPERTIES_ID
+
+Vectors = NDArray[np.float32]
 
 
 class VectorIndex:
@@ -22,102 +33,207 @@ class VectorIndex:
         self._reset()
 
     def _reset(self) -> None:
-        self._matrix: NDArray[np.float32] = np.zeros((0, self.dim), np.float32)
+        # per row: the vector, whether it is known, the chunk's hash, note and seq (its id is
+        # "path#seq"); a Python string per row is the hash only (the paths are each note's)
+        self._matrix: Vectors = _zeros(0, self.dim)
         self._alive: NDArray[np.bool_] = np.zeros(0, bool)
-        self._ids: list[str] = []  # "path#seq": a row's note is read from its id
-        self._rows: dict[str, int] = {}
-        # rows of each note: lists, a few rows each (a set of 2-3 ints takes 216 bytes, a list
-        # 72-80: ~14 MB less at 100k notes); an id gets a row once, so no row is listed twice
-        self._by_path: dict[str, list[int]] = {}
+        self._seq: NDArray[np.int32] = np.zeros(0, np.int32)
+        self._named: NDArray[np.bool_] = np.zeros(0, bool)  # the note's properties' chunk
+        self._hash: list[str] = []
+        self._path: list[str] = []
         self._free: list[int] = []
+        self._rows: dict[str, Sequence[int]] = {}  # note -> its chunks' rows, by seq
+        # hash -> rows waiting for its vector; insertion order: newest last
+        self._waiting: dict[str, list[int]] = {}
+        self._pending = 0  # rows waiting
 
     def __len__(self) -> int:
-        return len(self._rows)
+        """Chunks with a vector."""
+        return len(self._hash) - len(self._free) - self._pending
+
+    @property
+    def pending(self) -> int:
+        """Chunks waiting for a vector."""
+        return self._pending
 
     @property
     def nbytes(self) -> int:
         """Bytes the matrix holds, spare rows included."""
         return int(self._matrix.nbytes)
 
-    def clear(self) -> None:
+    # -- what the store holds -----------------------------------------------------------------
+
+    def load(self, chunks: pa.Table, vectors: Iterable[tuple[pa.Array, Vectors]]) -> None:
+        """Every chunk (``path``, ``seq``, ``content_hash``), then the model's stored vectors
+        in batches (hashes, matrix), joined by hash in Arrow; chunks without one wait."""
+        chunks = chunks.sort_by([("path", "ascending"), ("seq", "ascending")])
+        hashes = chunks["content_hash"].combine_chunks()
+        n = len(hashes)
         with self._lock:
             self._reset()
+            self._reserve(n)
+            self._hash = hashes.to_pylist()
+            self._seq[:n] = chunks["seq"].to_numpy()
+            named = pc.ends_with(chunks["chunk_id"].combine_chunks(), "#" + PROPERTIES_ID)
+            self._named[:n] = named.to_numpy(zero_copy_only=False)
+            # one string per note, not per chunk: the paths dictionary-encoded; each note's rows
+            # are a run (sorted by path), kept as a range until the note changes
+            paths = pc.dictionary_encode(chunks["path"].combine_chunks())
+            names = paths.dictionary.to_pylist()
+            index = paths.indices.to_numpy()
+            bounds = [*np.flatnonzero(np.diff(index, prepend=-1)).tolist(), n]
+            for start, end in itertools.pairwise(bounds):
+                self._rows[names[index[start]]] = range(start, end)
+            self._path = [names[i] for i in index.tolist()]
+            del chunks, paths, index
+            for stored, batch in vectors:
+                at = pc.index_in(hashes, value_set=stored)  # each row's vector in this batch
+                found = np.flatnonzero(at.is_valid().to_numpy(zero_copy_only=False))
+                self._matrix[found] = batch[at.drop_null().to_numpy()]
+                self._alive[found] = True
+            for row in np.flatnonzero(~self._alive[:n]).tolist():
+                self._wait(self._hash[row], row)
 
-    def load(self, table: pa.Table) -> None:
-        ids = table["chunk_id"].to_pylist()
-        if not ids:
-            return
-        flat = table["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        with self._lock:
-            # Exactly: a store's worth in one read; holes left by removed rows are used first.
-            self._reserve(len(self._ids) + max(0, len(ids) - len(self._free)))
-        self.upsert(ids, table["path"].to_pylist(), flat.reshape(len(ids), self.dim))
+    # -- changes ------------------------------------------------------------------------------
 
-    def upsert(
-        self, ids: Sequence[str], paths: Sequence[str], vectors: NDArray[np.float32]
-    ) -> None:
+    def replace(
+        self,
+        notes: Mapping[str, Sequence[str]],
+        gone: Iterable[str] = (),
+        named: Collection[str] = (),
+    ) -> list[str]:
+        """These notes now have chunks with these hashes (by seq); ``gone`` notes have none;
+        the last chunk of each ``named`` note is its properties' chunk (``path#properties``).
+        A hash one of their old chunks had keeps its vector (an edit that leaves a chunk as
+        it was, a move to another folder). Returns the hashes newly waiting, for the caller
+        to look up in the store before they are embedded (a copied note, text an undo
+        restored)."""
         with self._lock:
-            for chunk_id, path, vec in zip(ids, paths, vectors, strict=True):
-                row = self._rows.get(chunk_id)
-                if row is None:
-                    row = self._free.pop() if self._free else self._grow()
-                    self._rows[chunk_id] = row
-                    self._by_path.setdefault(path, []).append(row)  # an id keeps its path
-                self._matrix[row] = vec
-                self._alive[row] = True
-                self._ids[row] = chunk_id
+            kept: dict[str, Vectors] = {}
+            for path in [*notes, *gone]:
+                for row in self._rows.pop(path, ()):
+                    h = self._hash[row]
+                    if self._alive[row]:
+                        kept.setdefault(h, self._matrix[row].copy())
+                    else:
+                        self._unwait(h, row)
+                    self._alive[row] = False
+                    self._hash[row] = self._path[row] = ""
+                    self._free.append(row)
+            self._reserve(len(self._hash) - len(self._free) + sum(map(len, notes.values())))
+            fresh: list[str] = []
+            for path, hashes in notes.items():
+                rows: list[int] = []
+                self._rows[path] = rows
+                last = len(hashes) - 1 if path in named else -1
+                for seq, h in enumerate(hashes):
+                    row = self._free.pop() if self._free else self._append()
+                    self._hash[row], self._path[row], self._seq[row] = h, path, seq
+                    self._named[row] = seq == last
+                    rows.append(row)
+                    vec = kept.get(h)
+                    if vec is not None:
+                        self._matrix[row] = vec
+                        self._alive[row] = True
+                        continue
+                    if h not in self._waiting:
+                        fresh.append(h)
+                    self._wait(h, row)
+            return fresh
+
+    def fill(self, hashes: Sequence[str], vectors: Vectors) -> int:
+        """Vectors for these hashes: every chunk waiting for one gets it. Returns how many
+        chunks got one."""
+        filled = 0
+        with self._lock:
+            for h, vec in zip(hashes, vectors, strict=True):
+                rows = self._waiting.pop(h, None)
+                if rows is None:
+                    continue
+                self._matrix[rows] = vec
+                self._alive[rows] = True
+                self._pending -= len(rows)
+                filled += len(rows)
+        return filled
+
+    def waiting(self, limit: int) -> list[str]:
+        """Up to ``limit`` hashes waiting for a vector, the newest first (a save's chunks go
+        before a backlog's)."""
+        with self._lock:
+            return list(itertools.islice(reversed(self._waiting), limit))
+
+    def _wait(self, h: str, row: int) -> None:
+        rows = self._waiting.pop(h, [])  # popped and put back: it is the newest now
+        rows.append(row)
+        self._waiting[h] = rows
+        self._pending += 1
+
+    def _unwait(self, h: str, row: int) -> None:
+        rows = self._waiting.get(h, [])
+        if row in rows:
+            rows.remove(row)
+            self._pending -= 1
+            if not rows:
+                del self._waiting[h]
+
+    def _append(self) -> int:
+        row = len(self._hash)
+        self._reserve(row + 1)
+        self._hash.append("")
+        self._path.append("")
+        return row
 
     def _reserve(self, rows: int) -> None:
-        """Room for ``rows`` rows. Growth is by a quarter, not double: at 223k chunks of 384
-        floats the matrix is 343 MB, and doubling left up to half of it unused."""
+        """Room for ``rows`` rows, grown by a quarter beyond that, not doubled: at 223k chunks
+        of 384 floats the matrix is 343 MB, and doubling left up to half of it unused."""
         have = self._matrix.shape[0]
         if rows <= have:
             return
         capacity = max(rows, 1024, have + have // 4)
-        n = len(self._ids)
-        matrix = np.zeros((capacity, self.dim), np.float32)
+        n = len(self._hash)
+        matrix = _zeros(capacity, self.dim)
         matrix[:n] = self._matrix[:n]
         alive = np.zeros(capacity, bool)
         alive[:n] = self._alive[:n]
-        self._matrix, self._alive = matrix, alive
+        seq = np.zeros(capacity, np.int32)
+        seq[:n] = self._seq[:n]
+        named = np.zeros(capacity, bool)
+        named[:n] = self._named[:n]
+        self._matrix, self._alive, self._seq, self._named = matrix, alive, seq, named
 
-    def shrink(self) -> None:
-        """Give back the rows growth reserved: up to a quarter of the matrix (86 MB at 223k
-        chunks) after vectors came in batch by batch, as through a cold embedding."""
+    # -- reads --------------------------------------------------------------------------------
+
+    def of_notes(self, paths: Iterable[str]) -> Iterator[tuple[str, int, Vectors]]:
+        """(path, seq, vector) of every chunk of these notes that has one."""
         with self._lock:
-            n = len(self._ids)
-            if self._matrix.shape[0] > n:
-                self._matrix = self._matrix[:n].copy()
-                self._alive = self._alive[:n].copy()
+            found = [(p, seq, self._matrix[row].copy()) for p in paths
+                     for seq, row in enumerate(self._rows.get(p, ())) if self._alive[row]]  # fmt: skip
+        yield from found
 
-    def _grow(self) -> int:
-        n = len(self._ids)
-        self._reserve(n + 1)
-        self._ids.append("")
-        return n
-
-    def remove_paths(self, paths: Iterable[str]) -> None:
+    def best_of(self, query: Vectors, paths: Iterable[str]) -> dict[str, float]:
+        """Each note's best cosine to ``query`` over its chunks (notes without vectors left out):
+        the semantic evidence for a result that the lexical leg alone found."""
         with self._lock:
+            out = {}
             for path in paths:
-                for row in self._by_path.pop(path, []):
-                    self._alive[row] = False
-                    del self._rows[self._ids[row]]
-                    self._free.append(row)
+                rows = [r for r in self._rows.get(path, ()) if self._alive[r]]
+                if rows:
+                    out[path] = float(np.max(self._matrix[rows] @ query.astype(np.float32)))
+            return out
 
     def search(
-        self, query: NDArray[np.float32], k: int, allowed: set[str] | None = None
+        self, query: Vectors, k: int, allowed: set[str] | None = None
     ) -> list[tuple[str, str, float]]:
         """Top ``k`` (chunk_id, path, cosine), optionally only among notes in ``allowed``."""
         with self._lock:
-            n = len(self._ids)
+            n = len(self._hash)
             if n == 0 or k <= 0:
                 return []
             scores = self._matrix[:n] @ query.astype(np.float32)
             mask = self._alive[:n].copy()
             if allowed is not None:
-                rows = [r for p in allowed for r in self._by_path.get(p, ())]
                 keep = np.zeros(n, bool)
-                keep[rows] = True
+                keep[np.array([r for p in allowed for r in self._rows.get(p, ())], np.intp)] = True
                 mask &= keep
             scores = np.where(mask, scores, -np.inf)
             k = min(k, int(mask.sum()))
@@ -125,25 +241,18 @@ class VectorIndex:
                 return []
             top = np.argpartition(-scores, k - 1)[:k]
             top = top[np.argsort(-scores[top])]
-            return [(self._ids[i], _path_of(self._ids[i]), float(scores[i])) for i in top]
+            return [(self._chunk_id(i), self._path[i], float(scores[i])) for i in top]
 
-    def best_of(self, query: NDArray[np.float32], paths: Iterable[str]) -> dict[str, float]:
-        """Each note's best cosine to ``query`` over its chunks (notes without vectors left out):
-        the semantic evidence for a result that the lexical leg alone found."""
-        with self._lock:
-            out = {}
-            for path in paths:
-                rows = [r for r in self._by_path.get(path, ()) if self._alive[r]]
-                if rows:
-                    out[path] = float(np.max(self._matrix[rows] @ query.astype(np.float32)))
-            return out
+    def _chunk_id(self, row: int) -> str:
+        """As ``sidecar.core.chunks`` names chunks: ``path#seq``, the properties' ``path#properties``."""
+        return f"{self._path[row]}#{PROPERTIES_ID if self._named[row] else self._seq[row]}"
 
-    def best(self, queries: NDArray[np.float32]) -> NDArray[np.float32]:
+    def best(self, queries: Vectors) -> Vectors:
         """Each query's highest cosine over every row (-1 when there are none). A few queries
         at a time: a score matrix for all of them at 200k rows would be tens of MB."""
         out = np.full(len(queries), -1.0, np.float32)
         with self._lock:
-            n = len(self._ids)
+            n = len(self._hash)
             dead = ~self._alive[:n]
             if n == 0 or dead.all():
                 return out
@@ -154,5 +263,10 @@ class VectorIndex:
         return out
 
 
-def _path_of(chunk_id: str) -> str:
-    return chunk_id.rsplit("#", 1)[0]
+def _zeros(rows: int, dim: int) -> Vectors:
+    """A zeroed matrix in an anonymous mapping of its own. numpy's zeros come from glibc's heap
+    once freed blocks have raised its mmap threshold (a cold index frees many), and there a
+    fresh matrix is written zero and resident at once, and stays when freed; in its own
+    mapping its pages are resident only once written, and are unmapped with it."""
+    buffer = mmap.mmap(-1, max(1, rows * dim * 4), flags=mmap.MAP_PRIVATE)
+    return np.frombuffer(buffer, np.float32, rows * dim).reshape(rows, dim)

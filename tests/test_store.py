@@ -1,0 +1,194 @@
+"""The store's layout: vectors by (model, content hash) in a table of their own, each note's row
+written last, few table versions per save, unchanged rows left alone."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sidecar.embed import TinyEmbedder
+from sidecar.services import doctor
+from sidecar.services.context import Services
+from sidecar.services.search import Query
+from tests.conftest import VaultFactory
+
+THREE = (
+    "# Plan\n\nThe plan links [[Other]] and starts here.\n\n"
+    "## Middle\n\nThe middle part talks about [[Third]] and storage.\n\n"
+    "## End\n\nThe end of the plan.\n"
+)
+NOTES: dict[str, str | bytes] = {
+    "plan.md": THREE,
+    "Other.md": "# Other\n\nAnother note, linking back to [[plan]].\n",
+    "Third.md": "# Third\n\nA third note.\n",
+}
+
+
+class Counting(TinyEmbedder):
+    """The tiny model, counting the texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+@pytest.fixture
+def store(make_vault: VaultFactory, tmp_path: Path) -> Iterator[Services]:
+    s = Services.open(make_vault(NOTES), tmp_path / "idx", embedder=Counting())
+    s.reindex()
+    s.embed_stage.run()
+    yield s
+    s.close()
+
+
+def save(s: Services, rel: str, text: str) -> None:
+    path = s.vault.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, "utf-8")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    s.reindex(paths=[rel])
+    while (batch := s.embed_stage.compute(64)) is not None:  # as the daemon's loop does
+        s.embed_stage.commit(batch)
+
+
+def versions(s: Services) -> int:
+    """Table versions on disk (one manifest each), whatever the tables: the same count for an
+    older layout."""
+    return sum(1 for _ in (s.data_dir / "lance").glob("*.lance/_versions/*.manifest"))
+
+
+def texts(s: Services) -> int:
+    embedder = s.embedder
+    assert isinstance(embedder, Counting)
+    return embedder.texts
+
+
+def test_a_one_note_save_writes_at_most_four_table_versions(store: Services) -> None:
+    """A 3-chunk note edited in its middle section, in a paragraph with a link (so its edges
+    change too): its chunk rows, its row (edges included) and one vector append. Version 2 of
+    the store wrote 10 for such a save."""
+    before = versions(store)
+    save(store, "plan.md", THREE.replace("talks about [[Third]]", "now says more about [[Third]]"))
+    assert versions(store) - before <= 4, versions(store) - before
+    assert [e.context for e in store.state.graph.out["plan.md"] if e.target == "Third.md"] == [
+        "The middle part now says more about [[Third]] and storage."
+    ]
+    exported = store.graph.export()
+    store.close()
+    again = Services.open(store.vault.root, store.data_dir, embedder=TinyEmbedder())
+    try:
+        assert again.graph.export() == exported  # the edges came back from the note's row
+    finally:
+        again.close()
+
+
+def test_rows_that_stay_as_they_were_are_not_rewritten(store: Services) -> None:
+    def addresses() -> dict[str, int]:
+        q = store.store.chunks.search().where("path = 'plan.md'").select(["chunk_id"])
+        return {r["chunk_id"]: r["_rowid"] for r in q.with_row_id(True).to_list()}
+
+    old = addresses()
+    save(store, "plan.md", THREE.replace("The end of the plan.", "The end, changed."))
+    new = addresses()
+    assert new["plan.md#0"] == old["plan.md#0"] and new["plan.md#1"] == old["plan.md#1"]
+    assert new["plan.md#2"] != old["plan.md#2"]
+
+
+def test_a_copy_a_rename_and_an_undo_reuse_vectors(store: Services) -> None:
+    assert texts(store) == 5
+    save(store, "copy/plan.md", THREE)  # a copied note: the same texts
+    assert texts(store) == 5 and store.embed_stage.pending() == 0
+    (store.vault.root / "moved").mkdir()  # moved: its title, part of what is embedded, stays
+    (store.vault.root / "Other.md").rename(store.vault.root / "moved" / "Other.md")
+    store.reindex()
+    assert texts(store) == 5 and store.embed_stage.pending() == 0
+    save(store, "Third.md", "# Third\n\nA third note, edited.\n")
+    assert texts(store) == 6
+    save(store, "Third.md", "# Third\n\nA third note.\n")  # undone: its vector is still stored
+    assert texts(store) == 6 and store.embed_stage.pending() == 0
+    hit = store.search.search(Query("a third note", mode="semantic"))["results"][0]
+    assert hit["path"] == "Third.md"
+
+
+def test_idle_compaction_drops_the_vectors_no_chunk_uses(store: Services) -> None:
+    save(store, "Third.md", "# Third\n\nA third note, edited.\n")
+    assert store.store.count("vectors") == 6
+    assert store.compact() == 1
+    assert store.store.count("vectors") == 5 == len(store.vectors)
+
+
+def test_a_vector_computed_while_its_chunk_changed_never_reaches_the_new_text(
+    store: Services,
+) -> None:
+    """An edit can land while the model runs on the old text: the vector is kept under the
+    old text's hash (an undo would find it), and the new text still waits for its own."""
+    path = store.vault.root / "Third.md"
+    path.write_text("# Third\n\nFirst draft.\n", "utf-8")
+    store.reindex(paths=["Third.md"])
+    batch = store.embed_stage.compute(10)
+    assert batch is not None and len(batch.hashes) == 1
+    save_text = "# Third\n\nSecond draft.\n"
+    path.write_text(save_text, "utf-8")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    store.reindex(paths=["Third.md"])
+    assert store.embed_stage.commit(batch) == 0  # no chunk has that text any more
+    assert store.embed_stage.pending() == 1
+    assert store.embed_stage.run() == 1
+    vec = next(v for p, _, v in store.vectors.of_notes(["Third.md"]))
+    assert np.allclose(vec, TinyEmbedder().embed(["Third\n" + "Second draft."])[0])
+
+
+def test_a_crash_between_a_notes_chunks_and_its_row_is_read_again_at_start(
+    store: Services,
+) -> None:
+    """The chunk rows were written, the note's row was not (``kill -9`` in between), and the
+    file was then put back as it was indexed: its hash matches the row, so only the row's
+    list of chunk hashes can tell."""
+    edited = store.indexer  # write the chunks of an edit as ``Indexer._write`` would, then stop
+    from sidecar.core.note import parse_note
+
+    parsed = parse_note("plan.md", THREE.replace("starts here", "starts elsewhere"), "x")
+    edited.store.put_chunks(parsed.chunks, ["plan.md"], [])
+    assert store.store.drifted() == ["plan.md"]
+    assert doctor.check(store)["problems"][0]["path"] == "plan.md"
+    store.close()
+    again = Services.open(store.vault.root, store.data_dir, embedder=TinyEmbedder())
+    try:
+        assert again.store.drifted() == []
+        assert "plan.md" not in again.state.notes  # to be read again
+        again.reindex()
+        assert doctor.check(again)["problems"] == []
+        hits = again.search.search(Query("starts here", mode="lexical"))["results"]
+        assert hits[0]["path"] == "plan.md"
+        assert again.search.search(Query("elsewhere", mode="lexical"))["results"] == []
+    finally:
+        again.close()
+
+
+def test_a_properties_chunk_is_found_by_meaning_under_its_own_id(store: Services) -> None:
+    """The properties' chunk is named (``Note.md#properties``), not numbered: the vector index
+    hands out that id, so semantic and hybrid results can read its row, after a save and
+    after a restart alike."""
+    save(store, "only properties.md", "---\nauthor: Kevin Kelly\nstatus: draft\n---\n")
+
+    def top(s: Services, mode: str) -> str:
+        return str(
+            s.search.search(Query("author: Kevin Kelly", mode=mode))["results"][0]["chunk_id"]
+        )
+
+    assert top(store, "semantic") == top(store, "hybrid") == "only properties.md#properties"
+    store.close()
+    again = Services.open(store.vault.root, store.data_dir, embedder=Counting())
+    try:
+        assert top(again, "semantic") == "only properties.md#properties"
+    finally:
+        again.close()
