@@ -83,6 +83,7 @@ def test_stray_temp_files_in_the_memory_folder_are_removed_at_the_next_start(
     assert all(p.exists() for p in theirs)
 
 
+@pytest.mark.e2e  # starts the daemon
 @pytest.mark.parametrize("name", [".sidecarignore", ".obsidian/app.json"])
 def test_a_fifo_where_a_settings_file_belongs_does_not_hang_the_start(
     tmp_path: Path, name: str
