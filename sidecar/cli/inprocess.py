@@ -6,7 +6,6 @@ only ``client.connect`` imports it, when no daemon answers."""
 
 from __future__ import annotations
 
-import errno
 import sys
 from typing import Any
 
@@ -14,7 +13,6 @@ from sidecar import logs
 from sidecar.api import Registry, build_registry
 from sidecar.cli.progress import Bars, bars_for
 from sidecar.config import Settings
-from sidecar.errors import StorageUnavailable, StoreError, unwritable_folder
 from sidecar.services.context import Services
 
 
@@ -58,22 +56,6 @@ class InProcessClient:
             self._services = None
 
 
-DATA_DIR_SETTING = (
-    "set SIDECAR_DATA_DIR, or index.data_dir in the vault's .sidecar/config.toml, to a folder "
-    "you can write"
-)
-UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
-
-
 def open_services(s: Settings, progress: Bars | None = None) -> Services:
-    """The services over the vault's index; a data dir we cannot write is one line naming it
-    and the setting that moves it, not a traceback from deep in the store."""
-    try:
-        return Services.from_settings(s, progress=progress)
-    except (OSError, StoreError) as exc:
-        cause = exc if isinstance(exc, OSError) else exc.__cause__
-        if isinstance(exc, StorageUnavailable) or not isinstance(cause, OSError):
-            raise
-        if cause.errno not in UNWRITABLE:
-            raise
-        raise unwritable_folder(cause, "the index folder", s.data_dir, DATA_DIR_SETTING) from exc
+    """The services over the vault's index (``Services.from_settings``)."""
+    return Services.from_settings(s, progress=progress)

@@ -8,6 +8,7 @@ reads configuration for it), with everything it needs.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import logging
 import os
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from sidecar.config import Settings, model_cache_dir
 from sidecar.core.chunks import ChunkOptions
 from sidecar.core.note import parsed_by
 from sidecar.embed import Embedder, load_embedder
-from sidecar.errors import VaultNotFound
+from sidecar.errors import StorageUnavailable, StoreError, VaultNotFound, unwritable_folder
 from sidecar.services.embedding import EmbedStage
 from sidecar.services.graphq import GraphQueries
 from sidecar.services.indexer import Indexer, IndexReport, Progress
@@ -41,6 +42,12 @@ _log = logging.getLogger("sidecar.index")
 # that was newest when it started, and the daemon compacts only after its idle time without
 # writes (``daemon.compact_idle_seconds``), so keep must exceed that by what a query can take.
 RETAIN_BEYOND_IDLE = dt.timedelta(minutes=1)
+
+DATA_DIR_SETTING = (
+    "set SIDECAR_DATA_DIR, or index.data_dir in the vault's .sidecar/config.toml, to a folder "
+    "you can write"
+)
+UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
 
 
 def utcnow() -> dt.datetime:
@@ -125,7 +132,28 @@ class Services:
         progress: Callable[[str], Progress] | None = None,
         runtime: dict[str, Any] | None = None,
     ) -> Services:
-        """The vault's index as its settings describe it (the daemon's and the CLI's)."""
+        """The vault's index as its settings describe it (the daemon's and the CLI's); a data
+        dir we cannot write is one line naming it and the setting that moves it, not a
+        traceback from deep in the store."""
+        try:
+            return cls._from_settings(s, progress, runtime)
+        except (OSError, StoreError) as exc:
+            cause = exc if isinstance(exc, OSError) else exc.__cause__
+            if isinstance(exc, StorageUnavailable) or not isinstance(cause, OSError):
+                raise
+            if cause.errno not in UNWRITABLE:
+                raise
+            raise unwritable_folder(
+                cause, "the index folder", s.data_dir, DATA_DIR_SETTING
+            ) from exc
+
+    @classmethod
+    def _from_settings(
+        cls,
+        s: Settings,
+        progress: Callable[[str], Progress] | None,
+        runtime: dict[str, Any] | None,
+    ) -> Services:
         embedder = load_embedder(
             str(s["embed.model"]),
             batch_size=int(s["embed.batch_size"]),
