@@ -99,3 +99,16 @@ def test_a_fifo_where_a_settings_file_belongs_does_not_hang_the_start(
     run = subprocess.run([sys.executable, "-m", "sidecar", "index", "--vault", str(vault)],
                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize("method", ["note.check", "note.backlinks"])
+def test_a_lone_surrogate_in_a_path_is_a_clear_error(services: Services, method: str) -> None:
+    """JSON's \\udc80 escape decodes to a lone surrogate, which no file name can hold: it was
+    -32603 from the UTF-8 encoder deep in the handler."""
+    params = {"path": "a\udc80.md", "note": "a\udc80", "text": "# a\n"}
+    model = REGISTRY.get(method).params
+    with pytest.raises(SidecarError) as err:
+        REGISTRY.call(services, method, {k: v for k, v in params.items()
+                                          if k in model.model_fields})  # fmt: skip
+    assert err.value.code == -32602 and "surrogate" in err.value.message
+    services.close()

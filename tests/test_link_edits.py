@@ -42,3 +42,15 @@ def test_a_link_in_a_nested_list_item_is_renamed() -> None:
     code = "text\n\n    [[dendron.topic.hooks]] is code here\n"
     ref = {"line": 3, "target": "dendron.topic.hooks", "swapped": False}
     assert renamed(code, "a.md", [ref], "dendron.topic.hooks.md", "x.md") == code
+
+
+def test_a_new_name_cannot_leave_the_vault() -> None:
+    import pytest
+
+    from sidecar.core.link_edits import new_note_path
+
+    assert new_note_path("a/b.md", "c") == "a/c.md"
+    assert new_note_path("a/b.md", "d/c") == "d/c.md"
+    for name in ["../../x", "a/../../x", "..", "x/..", "..\\x"]:
+        with pytest.raises(ValueError, match="outside the vault"):
+            new_note_path("a/b.md", name)

@@ -274,3 +274,25 @@ def test_hover_and_symbols(daemon: RunningDaemon) -> None:
     commands = symbols[1]
     assert [c.name for c in commands.children][:2] == ["Create New Vault", "Add Existing Vault"]
     assert any(s.location.uri.endswith("/dendron.topic.doctor.md") for s in found)
+
+
+def test_a_rename_that_would_leave_the_vault_is_refused(daemon: RunningDaemon) -> None:
+    """As rust-analyzer refuses a rename outside the workspace: ``../../x`` gave an edit (and a
+    RenameFile) pointing outside the vault, which the editor would have carried out."""
+
+    async def scenario(client: LanguageClient, vault: Path) -> list[str]:
+        rel = "dendron.topic.pod-v2.ref.builtin.google-docs.export.md"
+        text = await open_note(client, vault, rel)
+        line, col = line_of(text, "[[dendron.topic.pod-v2.quickstart]]")
+        refused = []
+        for name in ["../../x", "a/../../x", "..\\..\\x"]:
+            try:
+                await client.text_document_rename_async(
+                    t.RenameParams(doc(vault, rel), t.Position(line, col + 5), name)
+                )
+            except Exception as exc:  # the server's error reaches the client as an exception
+                refused.append(str(exc))
+        return refused
+
+    refused = drive(daemon, scenario)
+    assert len(refused) == 3 and all("outside the vault" in r for r in refused), refused

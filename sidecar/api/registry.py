@@ -47,6 +47,11 @@ def confined(value: str) -> str:
     """
     if "\x00" in value:
         raise PathOutsideVault("path contains a NUL byte", {"path": value})
+    if not value.isascii():
+        try:  # JSON's "\udc80" escape decodes to a lone surrogate, which no file name holds
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a path cannot hold a lone surrogate (not valid Unicode)") from None
     if value.startswith(("/", "\\")) or ".." in _SEPARATORS.split(value):
         raise PathOutsideVault(
             f"path is outside the vault: {value!r} (give a vault-relative path without '..')",

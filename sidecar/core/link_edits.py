@@ -56,6 +56,8 @@ def new_note_path(old: str, new_name: str) -> str:
     name = stem(name.lstrip("/"))
     if not name or name.endswith("/"):
         raise ValueError(f"not a note name: {new_name!r}")
+    if ".." in name.split("/"):  # as rust-analyzer does: a rename never leaves the workspace
+        raise ValueError(f"a note cannot be renamed outside the vault: {new_name!r}")
     folder = posixpath.dirname(old)
     return (name if "/" in name or not folder else f"{folder}/{name}") + ".md"
 
