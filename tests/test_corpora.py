@@ -74,6 +74,7 @@ def test_backlinks_carry_line_and_context(indexed) -> None:  # type: ignore[no-u
             assert b["context"]
 
 
+@pytest.mark.e2e  # a cold index of 1,000 notes parses in child processes (parse_worker)
 def test_one_edit_in_dendron_reparses_exactly_one_note(tmp_path: Path) -> None:
     root = tmp_path / "dendron"
     shutil.copytree(corpus("dendron-site"), root)
