@@ -258,8 +258,9 @@ class Daemon:
         for err in report.errors:
             _log.warning("%s: %s", err["path"], err["error"])
         await self._announce(report)
-        if report.changed_paths:
-            self._embed_wake.set()
+        # Not only when notes changed: a re-index that failed part-way (a full disk) wrote
+        # chunks whose vectors wait, and this run, finding those notes current, changes none.
+        self._embed_wake.set()
         return True
 
     def _remember_failed(self, paths: list[str] | None) -> None:
