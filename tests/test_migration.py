@@ -5,29 +5,17 @@ column of ``chunks``, edges in a table of their own) opens: its vectors are copi
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
 
 import lancedb
-import numpy as np
 
-from sidecar.embed import TinyEmbedder
 from sidecar.services import doctor
 from sidecar.services.context import Services
 from sidecar.services.search import Query
 from sidecar.store.lance import SCHEMA_VERSION
+from tests.test_store import Counting
 
 FIXTURE = Path(__file__).parent / "store_v2"
-
-
-class Counting(TinyEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts = 0
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts += len(texts)
-        return super().embed(texts)
 
 
 def copy_fixture(to: Path) -> tuple[Path, Path]:
