@@ -25,6 +25,9 @@ pytestmark = pytest.mark.e2e  # starts the daemon, the CLI or an editor
 HEAVY = ("lancedb", "pyarrow", "numpy", "onnxruntime", "tokenizers", "watchdog", "apscheduler")
 # our own layers behind the daemon: importing them is how the heavy ones used to come in
 OURS = ("sidecar.store", "sidecar.services", "sidecar.embed", "sidecar.daemon.app")
+# the language server speaks LSP on our JSON-RPC codec: importing lsprotocol's ~900 attrs
+# classes alone cost 590 ms of CPU here, more than the whole budget for an answered initialize
+LSP_LIBRARIES = ("lsprotocol", "pygls", "cattrs", "attrs", "attr")
 
 # Runs the console script's ``main`` in this interpreter and writes the loaded modules on the
 # way out, whichever way it leaves (``SystemExit`` included).
@@ -166,6 +169,7 @@ def test_lsp_imports_nothing_heavy(daemon: RunningDaemon, tmp_path: Path) -> Non
     proc.stdin.flush()
     _, modules = finish(proc, out)
     assert heavy_in(modules) == []
+    assert sorted(m for m in modules if m.split(".")[0] in LSP_LIBRARIES) == []
 
 
 def test_the_lint_commands_formats_are_core_lint_formats() -> None:

@@ -31,14 +31,20 @@ if TYPE_CHECKING:
 def lsp(vault: str | None, stdio: bool, no_autostart: bool) -> None:
     """Serve the Language Server Protocol over stdio (links, backlinks, lint)."""
     from sidecar.lsp.features import build
+    from sidecar.lsp.protocol import Connection
     from sidecar.lsp.vaults import Vaults
+    from sidecar.transports.stdio import claim_stdout
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    server = build(Vaults(open_vault, fallback(), pinned=vault), autostart=not no_autostart)
+    conn = Connection(sys.stdin.buffer, claim_stdout())
+    vaults = Vaults(open_vault, fallback(), pinned=vault)
     try:
-        server.start_io()
+        status = conn.run(build(vaults, conn, autostart=not no_autostart))
+    except KeyboardInterrupt:
+        status = 1
     finally:
-        server.vaults.close()
+        vaults.close()
+    sys.exit(status)
 
 
 def fallback() -> list[str]:

@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lsprotocol import types as t
-
 from sidecar.core import link_edits as e
 from sidecar.core.anchors import anchor_key, heading_key
 from sidecar.core.link_spans import (
@@ -27,6 +25,7 @@ from sidecar.core.link_spans import (
 )
 from sidecar.errors import SidecarError, UsageError
 from sidecar.lsp.server import Scope
+from sidecar.lsp.types import Json, Location, TextEdit, location
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,19 +87,19 @@ def _anchor_line(ls: Scope, path: str, anchor: str) -> int:
 
 
 def definition(ls: Scope, source: str, lines: Sequence[str], line: int,
-               col: int) -> t.Location | None:  # fmt: skip
+               col: int) -> Location | None:  # fmt: skip
     if link_at(lines, line, col) is None:
         return None
     target = target_at(ls, source, lines, line, col)
     if target is None:
         return None
     there = ls.lines(target.path) or [""]
-    return t.Location(ls.uri(target.path), ls.range(there, target.line, 0, 0))
+    return location(ls.uri(target.path), ls.range(there, target.line, 0, 0))
 
 
-def references(ls: Scope, target: Target) -> list[t.Location]:
+def references(ls: Scope, target: Target) -> list[Location]:
     refs = _refs(ls, target)
-    out: list[t.Location] = []
+    out: list[Location] = []
     for source, rows in sorted(_by_source(refs).items()):
         lines = ls.lines(source) or []
         for ref in rows:
@@ -108,10 +107,10 @@ def references(ls: Scope, target: Target) -> list[t.Location]:
             if not found:
                 row = max(int(ref["line"]) - 1, 0)
                 width = len(lines[row]) if row < len(lines) else 0
-                out.append(t.Location(ls.uri(source), ls.range(lines, row, 0, width)))
+                out.append(location(ls.uri(source), ls.range(lines, row, 0, width)))
             for link in found:
-                out.append(t.Location(ls.uri(source), ls.link_range(lines, link)))
-    return list({(loc.uri, loc.range.start.line, loc.range.start.character): loc
+                out.append(location(ls.uri(source), ls.link_range(lines, link)))
+    return list({(loc["uri"], loc["range"]["start"]["line"], loc["range"]["start"]["character"]): loc
                  for loc in out}.values())  # fmt: skip
 
 
@@ -130,7 +129,7 @@ def _by_source(refs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 
 def hover(ls: Scope, source: str, lines: Sequence[str], line: int,
-          col: int) -> t.Hover | None:  # fmt: skip
+          col: int) -> Json | None:  # fmt: skip
     link = link_at(lines, line, col)
     target = target_at(ls, source, lines, line, col) if link is not None else None
     if link is None or target is None:
@@ -142,8 +141,8 @@ def hover(ls: Scope, source: str, lines: Sequence[str], line: int,
     relations = _relations(ls, target.path)
     if relations:
         parts.append("---\n" + "  \n".join(relations))
-    return t.Hover(t.MarkupContent(t.MarkupKind.Markdown, "\n\n".join(parts)),
-                   ls.link_range(lines, link))  # fmt: skip
+    return {"contents": {"kind": "markdown", "value": "\n\n".join(parts)},
+            "range": ls.link_range(lines, link)}  # fmt: skip
 
 
 def _relations(ls: Scope, path: str) -> list[str]:
@@ -159,7 +158,7 @@ def _relations(ls: Scope, path: str) -> list[str]:
     return out
 
 
-def rename(ls: Scope, target: Target, new_name: str) -> t.WorkspaceEdit:
+def rename(ls: Scope, target: Target, new_name: str) -> Json:
     if target.heading is not None:
         return _rename_heading(ls, target, new_name.strip())
     new_path = e.new_note_path(target.path, new_name)
@@ -172,11 +171,12 @@ def rename(ls: Scope, target: Target, new_name: str) -> t.WorkspaceEdit:
             ls, source, lines, e.rename_note_edits(lines, source, rows, target.path, new_path)
         )
     if new_path != target.path:
-        changes.append(t.RenameFile(ls.uri(target.path), ls.uri(new_path)))
-    return t.WorkspaceEdit(document_changes=changes)
+        changes.append({"kind": "rename", "oldUri": ls.uri(target.path),
+                        "newUri": ls.uri(new_path)})  # fmt: skip
+    return {"documentChanges": changes}
 
 
-def _rename_heading(ls: Scope, target: Target, new: str) -> t.WorkspaceEdit:
+def _rename_heading(ls: Scope, target: Target, new: str) -> Json:
     old = target.heading or ""
     if not new or "\n" in new:
         raise UsageError("a heading needs a one-line name")
@@ -190,20 +190,20 @@ def _rename_heading(ls: Scope, target: Target, new: str) -> t.WorkspaceEdit:
             start, end = heading_text_span(lines[target.line])
             edits += [e.Edit(target.line, start, end, new), *e.local_anchor_edits(lines, old, new)]
         changes += doc_edit(ls, source, lines, edits)
-    return t.WorkspaceEdit(document_changes=changes)
+    return {"documentChanges": changes}
 
 
 def doc_edit(ls: Scope, rel: str, lines: Sequence[str],
-              edits: list[e.Edit]) -> list[t.TextDocumentEdit]:  # fmt: skip
+              edits: list[e.Edit]) -> list[Json]:  # fmt: skip
     if not edits:
         return []
     unique = {(x.line, x.start): x for x in edits}.values()
-    text_edits: list[t.TextEdit | t.AnnotatedTextEdit | t.SnippetTextEdit] = [
-        t.TextEdit(ls.range(lines, x.line, x.start, x.end, x.last_line), x.new_text)
+    text_edits: list[TextEdit] = [
+        {"range": ls.range(lines, x.line, x.start, x.end, x.last_line), "newText": x.new_text}
         for x in sorted(unique, key=lambda x: (x.line, x.start))
     ]
-    doc = t.OptionalVersionedTextDocumentIdentifier(uri=ls.uri(rel), version=ls.doc_version(rel))
-    return [t.TextDocumentEdit(doc, text_edits)]
+    doc = {"uri": ls.uri(rel), "version": ls.doc_version(rel)}  # null: the file on disk
+    return [{"textDocument": doc, "edits": text_edits}]
 
 
 def note_path_for(written: str) -> str:

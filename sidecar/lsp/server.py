@@ -1,37 +1,44 @@
-"""``sidecar lsp``: the pygls server. This module wires LSP requests to ``navigate`` and keeps the
-documents' diagnostics fresh; positions are converted to and from the client's encoding here.
+"""``sidecar lsp``'s state: the open documents, their vaults, and their diagnostics; positions
+are converted to and from the client's encoding here (``Scope``).
 
 Diagnostics come from the daemon's ``note.check`` on the buffer as the editor holds it: after
-open and save at once, after changes once typing pauses (``DEBOUNCE_S``).
+open and save at once, after changes once typing pauses (``DEBOUNCE_S``). Everything here runs
+on the connection's handler thread; other threads hand work to it with ``conn.submit``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
-
-from lsprotocol import types as t
-from pygls.lsp.server import LanguageServer
 
 from sidecar.core.link_spans import LinkAt, frontmatter_end, line_links, split_lines
 from sidecar.errors import SidecarError
+from sidecar.lsp.documents import Document, Positions
+from sidecar.lsp.protocol import Connection
+from sidecar.lsp.types import SEVERITY, Json, Position, Range, compact, span
 from sidecar.lsp.vault import Vault
 from sidecar.lsp.vaults import Vaults
 
 log = logging.getLogger(__name__)
 DEBOUNCE_S = 0.2
-SEVERITY = {"error": t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning,
-            "info": t.DiagnosticSeverity.Information}  # fmt: skip
 
 
-class SidecarServer(LanguageServer):
-    def __init__(self, vaults: Vaults) -> None:
-        super().__init__("sidecar", "0.1.0", text_document_sync_kind=t.TextDocumentSyncKind.Full)
+class SidecarServer:
+    def __init__(self, vaults: Vaults, conn: Connection) -> None:
         self.vaults = vaults
-        self._pending: dict[str, asyncio.TimerHandle] = {}
+        self.conn = conn
+        self.methods: dict[str, Callable[[Json], Any]] = {}
+        self.capabilities: Json = {}  # the client's, from initialize
+        self.positions = Positions()
+        self.documents: dict[str, Document] = {}  # by the client's URI
+        self._pending: dict[str, threading.Timer | None] = {}
         self._open: dict[tuple[str, str], str] = {}  # (vault root, vault path) -> client's URI
+        self.on_initialize: Callable[[Json], Json] = lambda params: {}
+
+    def initialize(self, params: Json) -> Json:
+        return self.on_initialize(params)
 
     # -- documents ----------------------------------------------------------------------------
 
@@ -40,12 +47,14 @@ class SidecarServer(LanguageServer):
         found = self.vaults.route(uri)
         return (Scope(self, found.vault), found.rel) if found is not None else None
 
-    def opened(self, uri: str) -> None:
+    def opened(self, uri: str, text: str, version: int | None) -> None:
+        self.documents[uri] = Document(text, version)
         found = self.vaults.route(uri)
         if found is not None:
             self._open[(found.vault.root.real, found.rel)] = uri
 
     def closed(self, uri: str) -> None:
+        self.documents.pop(uri, None)
         self._open = {k: v for k, v in self._open.items() if v != uri}
 
     def open_uri(self, vault: Vault, rel: str) -> str | None:
@@ -60,28 +69,38 @@ class SidecarServer(LanguageServer):
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
-        loop = asyncio.get_running_loop()
-        self._pending[uri] = loop.call_later(delay, self.publish, uri)
+        if delay <= 0:
+            self._pending[uri] = None
+            self.publish(uri, None)
+            return
+        timer = threading.Timer(delay, lambda: self.conn.submit(lambda: self.publish(uri, timer)))
+        timer.daemon = True
+        self._pending[uri] = timer
+        timer.start()
 
-    def publish(self, uri: str) -> None:
+    def publish(self, uri: str, timer: threading.Timer | None) -> None:
+        if timer is not None and self._pending.get(uri) is not timer:
+            return  # superseded by a later change
         self._pending.pop(uri, None)
         found = self.doc(uri)
-        if found is None or uri not in self._open.values():
+        doc = self.documents.get(uri)
+        if found is None or doc is None or uri not in self._open.values():
             return
         scope, rel = found
-        doc = self.workspace.get_text_document(uri)
         if not rel.lower().endswith((".md", ".markdown")):
             return
         try:
-            result = scope.vault.call("note.check", {"path": rel, "text": doc.source})
+            result = scope.vault.call("note.check", {"path": rel, "text": doc.text})
         except SidecarError as exc:
             log.warning("note.check failed for %s: %s", rel, exc)
             return
-        lines = split_lines(doc.source)
+        lines = split_lines(doc.text)
         diagnostics = [scope.diagnostic(lines, f) for f in result["findings"]]
-        self.text_document_publish_diagnostics(
-            t.PublishDiagnosticsParams(uri, diagnostics, version=doc.version)
-        )
+        self.conn.notify("textDocument/publishDiagnostics",
+                         compact(uri=uri, diagnostics=diagnostics, version=doc.version))  # fmt: skip
+
+    def clear_diagnostics(self, uri: str) -> None:
+        self.conn.notify("textDocument/publishDiagnostics", {"uri": uri, "diagnostics": []})
 
 
 class Scope:
@@ -95,13 +114,13 @@ class Scope:
         """The document's URI as the client opened it, else one for the file."""
         return self.ls.open_uri(self.vault, rel) or self.vault.uri(rel)
 
-    def open_doc(self, rel: str) -> Any:
+    def open_doc(self, rel: str) -> Document | None:
         uri = self.ls.open_uri(self.vault, rel)
-        return self.ls.workspace.get_text_document(uri) if uri is not None else None
+        return self.ls.documents.get(uri) if uri is not None else None
 
     def text(self, rel: str) -> str | None:
         doc = self.open_doc(rel)
-        return doc.source if doc is not None else self.vault.read(rel)
+        return doc.text if doc is not None else self.vault.read(rel)
 
     def lines(self, rel: str) -> list[str] | None:
         text = self.text(rel)
@@ -111,30 +130,21 @@ class Scope:
         doc = self.open_doc(rel)
         return doc.version if doc is not None else None
 
-    def position(self, lines: Sequence[str], pos: t.Position) -> tuple[int, int]:
-        p = self.ls.workspace.position_codec.position_from_client_units(lines, pos)
-        return p.line, p.character
+    def position(self, lines: Sequence[str], pos: Any) -> tuple[int, int]:
+        return self.ls.positions.from_client(lines, pos)
 
     def range(self, lines: Sequence[str], line: int, start: int, end: int,
-              end_line: int | None = None) -> t.Range:  # fmt: skip
+              end_line: int | None = None) -> Range:  # fmt: skip
         last = line if end_line is None else end_line
-        return t.Range(self._to_client(lines, line, start), self._to_client(lines, last, end))
+        return span(self._to_client(lines, line, start), self._to_client(lines, last, end))
 
-    def _to_client(self, lines: Sequence[str], line: int, col: int) -> t.Position:
-        """What pygls' ``position_to_client_units`` answers, without its count character by
-        character in Python when the text is ASCII (every encoding counts characters there):
-        a hub's references place thousands of positions."""
-        try:
-            before = lines[line][:col]
-        except IndexError:
-            return t.Position(len(lines), 0)
-        units = self.ls.workspace.position_codec.client_num_units
-        return t.Position(line, len(before) if before.isascii() else units(before))
+    def _to_client(self, lines: Sequence[str], line: int, col: int) -> Position:
+        return self.ls.positions.to_client(lines, line, col)
 
-    def link_range(self, lines: Sequence[str], link: LinkAt) -> t.Range:
+    def link_range(self, lines: Sequence[str], link: LinkAt) -> Range:
         return self.range(lines, link.line, link.start, link.end)
 
-    def diagnostic(self, lines: Sequence[str], finding: dict[str, Any]) -> t.Diagnostic:
+    def diagnostic(self, lines: Sequence[str], finding: dict[str, Any]) -> Json:
         link = finding_link(lines, finding)
         if link is not None:
             where = self.link_range(lines, link)
@@ -143,8 +153,8 @@ class Scope:
             width = len(lines[row]) if row < len(lines) else 0
             where = self.range(lines, row, 0, width)
         message = finding["detail"] + (f" — {finding['fix']}" if finding.get("fix") else "")
-        return t.Diagnostic(where, message, SEVERITY.get(finding["severity"]),
-                            code=finding["rule"], source="sidecar", data=finding)  # fmt: skip
+        return compact(range=where, message=message, severity=SEVERITY.get(finding["severity"]),
+                       code=finding["rule"], source="sidecar", data=finding)  # fmt: skip
 
 
 def finding_link(lines: Sequence[str], finding: dict[str, Any]) -> LinkAt | None:

@@ -103,10 +103,38 @@ async def handle_line(
     returned text always encodes to valid UTF-8 and carries no trailing newline.
     """
     try:
-        text = line.decode("utf-8") if isinstance(line, bytes) else line
-        message = json.loads(text, parse_constant=_reject_constant)
+        message = decode(line)
+    except MalformedMessage as exc:
+        return exc.reply
+    return await handle_message(message, dispatch, limits)
+
+
+class MalformedMessage(ValueError):
+    """Text that is not JSON; ``reply`` is the parse error to send back."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.reply = _dumps(
+            _error(None, {"code": PARSE_ERROR, "message": f"parse error: {detail}"})
+        )
+
+
+def decode(text: str | bytes) -> Any:
+    """The JSON value of one message, for a transport that looks at it before answering (the
+    language server routes the client's responses itself); raises ``MalformedMessage``."""
+    try:
+        return json.loads(
+            text.decode("utf-8") if isinstance(text, bytes) else text,
+            parse_constant=_reject_constant,
+        )
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        return _dumps(_error(None, {"code": PARSE_ERROR, "message": f"parse error: {exc}"}))
+        raise MalformedMessage(str(exc)) from None
+
+
+async def handle_message(
+    message: Any, dispatch: Dispatch, limits: BatchLimits = DEFAULT_BATCH
+) -> str | None:
+    """``handle_line`` for a message already decoded."""
     if not isinstance(message, list):
         reply = await _handle_one(message, dispatch)
         return None if reply is None else _dumps(reply)
@@ -128,6 +156,23 @@ async def handle_line(
             encoded.append(out)
             size += len(out)
     return "[" + ",".join(encoded) + "]" if encoded else None
+
+
+def answer_now(message: Any, call: Callable[[str, dict[str, Any]], Any]) -> str | None:
+    """``handle_message`` for a caller without an event loop: ``call`` answers synchronously,
+    so the coroutine finishes on its first step (the language server runs its handlers on a
+    thread of its own, and importing asyncio would cost it start-up time for nothing)."""
+
+    async def dispatch(method: str, params: dict[str, Any]) -> Any:
+        return call(method, params)
+
+    step = handle_message(message, dispatch)
+    try:
+        step.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    step.close()
+    raise RuntimeError("a synchronous dispatch suspended")
 
 
 def _too_much(item: Any, cap: int) -> dict[str, Any] | None:

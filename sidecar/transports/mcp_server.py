@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import sys
 import threading
 import time
@@ -34,6 +33,7 @@ from sidecar.transports.jsonrpc import handle_line
 from sidecar.transports.mcp_pages import MAX_REPLY_CHARS, Pages
 from sidecar.transports.mcp_render import render
 from sidecar.transports.mcp_tools import Tool, tool_name
+from sidecar.transports.stdio import claim_stdout
 
 __all__ = ["INSTRUCTIONS", "PROTOCOL_VERSIONS", "Backend", "McpServer", "tool_name"]
 
@@ -224,8 +224,6 @@ def run_stdio(server: McpServer) -> None:
 
     The protocol gets its own copy of stdout, and file descriptor 1 then points at stderr: a
     library that prints (in-process, the store and the model run here) cannot corrupt it."""
-    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    sys.stdout = sys.stderr
+    protocol = claim_stdout()
     with contextlib.suppress(KeyboardInterrupt), protocol:
         asyncio.run(server.serve(sys.stdin.buffer, protocol))
