@@ -43,7 +43,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embed.batch_size", 8, "Chunks per model call (the requantised default model "
             "runs one at a time regardless)."),
     Setting("embed.threads", 2, "Threads the model may use."),
-    Setting("watch.debounce_ms", 300, "Quiet time after a save before a note is reindexed."),
+    Setting("watch.debounce_ms", 300, "Quiet time before a changed note is reindexed when its "
+            "writer's end is not seen (no close events, a write still open, a burst of saves)."),
+    Setting("watch.settle_ms", 40, "After a save closes or renames a note into place, how long "
+            "it waits for the editor's second write before it is reindexed."),
+    Setting("watch.close_events", True, "Reindex a note as soon as its writer closes it or "
+            "renames it into place (inotify); false: every change waits watch.debounce_ms."),
     Setting("watch.rescan_minutes", 60, "How often the daemon reconciles the index with the "
             "disk (inotify can overflow silently); 0 turns it off."),
     Setting("daemon.compact_idle_seconds", 60, "Compact the index after this long without writes."),

@@ -281,7 +281,7 @@ def test_the_watcher_asks_the_kernel_for_changes_only(tmp_path: Path) -> None:
 
     (tmp_path / "a.md").write_text("# A\n", "utf-8")
     seen: list[str] = []
-    w = VaultWatcher(tmp_path, seen.append, lambda: None)
+    w = VaultWatcher(tmp_path, lambda rel, _kind: seen.append(rel), lambda: None)
     w.start()
     try:
         observer = w._observer

@@ -46,7 +46,7 @@ def overflow_scenario(root: Path) -> None:
     it heard of once a reconcile was asked for."""
     rescans = threading.Event()
     paths: list[str] = []
-    watcher = VaultWatcher(root, paths.append, rescans.set)
+    watcher = VaultWatcher(root, lambda rel, _kind: paths.append(rel), rescans.set)
     with queue_of(64):
         watcher.start()  # inotify_init here: this instance keeps a queue of 64
     sys.stdout.write("watching\n")
@@ -88,7 +88,7 @@ def test_without_an_overflow_no_rescan_is_asked_for(tmp_path: Path) -> None:
     root.mkdir()
     rescans = threading.Event()
     paths: list[str] = []
-    watcher = VaultWatcher(root, paths.append, rescans.set)
+    watcher = VaultWatcher(root, lambda rel, _kind: paths.append(rel), rescans.set)
     watcher.start()
     try:
         for i in range(20):

@@ -1,8 +1,8 @@
 """``sidecar serve``: the composition root of the daemon.
 
 Queries run on worker threads under the state lock and answer from memory; anything that writes
-goes through the single ``Writer``. The watcher feeds a per-path debouncer; due paths become one
-reindex job; the job's changes go out as ``index.changed`` to subscribers. APScheduler runs the
+goes through the single ``Writer``. The watcher feeds a per-path debouncer (a note is due soon
+after its writer closes or renames it, else after a quiet time); due paths become one reindex job; the job's changes go out as ``index.changed`` to subscribers. APScheduler runs the
 periodic reconcile, idle compaction and a health check that notices a vault folder vanishing
 and coming back.
 """
@@ -29,7 +29,7 @@ from sidecar.api import Registry
 from sidecar.api.relation_methods import taxonomy_of
 from sidecar.config import Settings
 from sidecar.daemon import lint_job
-from sidecar.daemon.debounce import Debouncer
+from sidecar.daemon.debounce import CHANGED, Debouncer, Kind
 from sidecar.daemon.heap import freeze_long_lived, release_free_memory
 from sidecar.daemon.memory_jobs import MemoryJobs
 from sidecar.daemon.notify import sd_notify
@@ -94,7 +94,8 @@ class Daemon:
         self.runtime: dict[str, Any] = {"pid": os.getpid(), "socket": str(self.socket_path),
                                         "watching": False, "ready": False}  # fmt: skip
         self.services = Services.from_settings(settings, runtime=self.runtime)
-        self.debouncer = Debouncer(int(settings["watch.debounce_ms"]) / 1000, time.monotonic)
+        self.debouncer = Debouncer(0, time.monotonic)
+        self._debounce(settings)
         self.supervisor = Supervisor(on_change=self._on_faults)
         self.writer = Writer(self.supervisor)
         self._retry: set[str] | None = set()  # saves whose reindex failed; None: a full rescan
@@ -206,13 +207,19 @@ class Daemon:
 
     # -- watching ---------------------------------------------------------------------------
 
-    def _on_path(self, rel: str) -> None:  # watchdog's thread
+    def _debounce(self, settings: Settings) -> None:
+        d = self.debouncer
+        d.delay = int(settings["watch.debounce_ms"]) / 1000
+        d.settle = int(settings["watch.settle_ms"]) / 1000
+        d.closes = bool(settings["watch.close_events"]) and VaultWatcher.reports_closes()
+
+    def _on_path(self, rel: str, kind: Kind) -> None:  # watchdog's thread
         if self._loop is None:
             return
         if rel in RULE_FILES:
             self._loop.call_soon_threadsafe(self._rules_changed)
         elif self.services.vault.is_note(rel):
-            self._loop.call_soon_threadsafe(self._touch, rel)
+            self._loop.call_soon_threadsafe(self._touch, rel, kind)
 
     def _rules_changed(self) -> None:
         """``.sidecarignore`` or ``.obsidian/app.json`` changed: a full scan adds the notes
@@ -225,11 +232,11 @@ class Daemon:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._touch, None)
 
-    def _touch(self, rel: str | None) -> None:
+    def _touch(self, rel: str | None, kind: Kind = CHANGED) -> None:
         if rel is None:
             self.debouncer.request_rescan()
         else:
-            self.debouncer.add(rel)
+            self.debouncer.add(rel, kind)
         self._wake.set()
 
     async def _flush_loop(self) -> None:
@@ -435,8 +442,10 @@ class Daemon:
             return
         self.settings = fresh
         self.services.reconfigure(fresh)
-        self.debouncer.delay = int(fresh["watch.debounce_ms"]) / 1000
-        _log.info("config reloaded (debounce %s ms)", fresh["watch.debounce_ms"])
+        self._debounce(fresh)
+        _log.info("config reloaded (debounce %s ms, settle %s ms, close events %s)",
+                  fresh["watch.debounce_ms"], fresh["watch.settle_ms"],
+                  "on" if self.debouncer.closes else "off")  # fmt: skip
 
     async def run(self) -> None:
         self._loop = asyncio.get_running_loop()

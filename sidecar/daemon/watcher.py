@@ -4,6 +4,9 @@ Measured (DESIGN §9): an atomic save arrives only as ``moved`` onto the note, a
 inside the vault as one move per child, a folder moved out as one ``dir deleted``. So every
 file event contributes both its paths, and any folder event asks for a rescan, which the
 indexer's planner turns into exact adds, deletes and renames.
+
+Each path comes with what the event says of its writer (``debounce.Kind``): a close after
+writing or a rename onto the path means it is done; anything else may be followed by more.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
+from sidecar.daemon.debounce import CHANGED, DONE, Kind
+
 _log = logging.getLogger(__name__)
 
 # What a change to a note looks like. Opens and reads are left out of the inotify mask: the
@@ -35,8 +40,11 @@ EVENTS = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent,
           DirCreatedEvent, DirMovedEvent, DirDeletedEvent]  # fmt: skip
 
 
+OnPath = Callable[[str, Kind], None]
+
+
 class _Handler(FileSystemEventHandler):
-    def __init__(self, root: Path, on_path: Callable[[str], None], on_dir: Callable[[], None]):
+    def __init__(self, root: Path, on_path: OnPath, on_dir: Callable[[], None]):
         self.root = root
         self.on_path = on_path
         self.on_dir = on_dir
@@ -48,15 +56,26 @@ class _Handler(FileSystemEventHandler):
             if event.event_type in ("moved", "deleted", "created"):
                 self.on_dir()
             return
-        for raw in (event.src_path, getattr(event, "dest_path", "")):
-            if not raw:
-                continue
-            path = raw.decode() if isinstance(raw, bytes) else str(raw)
-            try:
-                rel = Path(path).relative_to(self.root).as_posix()
-            except ValueError:
-                continue  # moved out of the vault: the source path above covers it
-            self.on_path(rel)
+        src, dest = self._rel(event.src_path), self._rel(getattr(event, "dest_path", ""))
+        if event.event_type == "moved":
+            if dest is not None:
+                self.on_path(dest, DONE)
+            if src is not None:
+                # A note renamed to a note is done too (both paths in one batch: a rename); vim
+                # renaming the note to its backup is not: the new note is being written.
+                same = dest is not None and Path(src).suffix == Path(dest).suffix
+                self.on_path(src, DONE if same else CHANGED)
+        elif src is not None:
+            self.on_path(src, DONE if event.event_type == "closed" else CHANGED)
+
+    def _rel(self, raw: bytes | str) -> str | None:
+        if not raw:
+            return None
+        path = raw.decode() if isinstance(raw, bytes) else str(raw)
+        try:
+            return Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return None  # moved out of the vault: the source path covers it
 
 
 class _Overflow(logging.Handler):
@@ -80,7 +99,7 @@ _WATCHDOG_LOG = logging.getLogger("watchdog.observers")
 class VaultWatcher:
     """A recursive observer on the vault; callbacks run on watchdog's thread."""
 
-    def __init__(self, root: Path, on_path: Callable[[str], None], on_dir: Callable[[], None]):
+    def __init__(self, root: Path, on_path: OnPath, on_dir: Callable[[], None]):
         self.root = root
         self._handler = _Handler(root, on_path, on_dir)
         self._overflow = _Overflow(on_dir)  # another watcher's overflow: one spare scan
@@ -102,6 +121,13 @@ class VaultWatcher:
             self._observer.stop()
             self._observer.join(timeout=5)
             self._observer = None
+
+    @staticmethod
+    def reports_closes() -> bool:
+        """Whether this platform's observer says when a writer closes a file (inotify does;
+        FSEvents, kqueue, Windows and polling do not)."""
+        name: str = getattr(Observer, "__name__", "")  # watchdog picks the platform's class
+        return name == "InotifyObserver"
 
     @property
     def alive(self) -> bool:
