@@ -83,6 +83,26 @@ def test_stray_temp_files_in_the_memory_folder_are_removed_at_the_next_start(
     assert all(p.exists() for p in theirs)
 
 
+def test_stray_temp_files_among_the_notes_are_removed_at_the_next_start(tmp_path: Path) -> None:
+    """The same for a note written by a command (rename, lint --fix): in the vault only our
+    marked names go, since mkstemp's shape may be another app's temp file."""
+    vault = tmp_path / "v"
+    (vault / "My Folder (2)").mkdir(parents=True)
+    (vault / ".obsidian").mkdir()
+    (vault / "n.md").write_text("# n\n", "utf-8")
+    ours = [vault / ".n.md.sidecar-1a2b3c4d.tmp",
+            vault / "My Folder (2)" / ".Café #1.md.sidecar-00ff00ff.tmp"]  # fmt: skip
+    theirs = [vault / ".n.md.k3j_9x2a.tmp", vault / "n.md.sidecar-1a2b3c4d.tmp",
+              vault / ".obsidian" / ".x.md.sidecar-1a2b3c4d.tmp", vault / ".draft.tmp"]  # fmt: skip
+    for path in ours + theirs:
+        path.write_text("half-written\n", "utf-8")
+    s = Services.open(vault, tmp_path / "d", embedder=TinyEmbedder(64))
+    s.close()
+    assert [p for p in ours if p.exists()] == []
+    assert all(p.exists() for p in theirs)
+    assert (vault / "n.md").read_text("utf-8") == "# n\n"
+
+
 @pytest.mark.e2e  # starts the daemon
 @pytest.mark.parametrize("name", [".sidecarignore", ".obsidian/app.json"])
 def test_a_fifo_where_a_settings_file_belongs_does_not_hang_the_start(

@@ -102,6 +102,8 @@ class Services:
         try:
             ignore = [*(ignore or []), *memory_ignores(vault_root, memory_folder)]
             vault = Vault(vault_root, ignore, max_file_bytes)
+            if removed := vault.remove_stray_temps():
+                _log.info("removed %d temp files a crash left among the notes", removed)
             store = IndexStore(data_dir, dim=embedder.dim)
             drifted = store.drifted()
             if drifted:  # a crash between a note's chunk rows and its row: read it again

@@ -22,7 +22,8 @@ from numpy.typing import NDArray
 from sidecar.core.memory import Counters, Entry
 from sidecar.core.memory_format import EntryError, parse, render
 from sidecar.embed.base import Embedder
-from sidecar.errors import SidecarError
+from sidecar.errors import SidecarError, StoreError
+from sidecar.store.faults import storage_error
 from sidecar.store.memory_files import EntryFile, MemoryFolder
 from sidecar.store.memory_table import COUNTERS, MemoryTable
 
@@ -182,14 +183,25 @@ class MemoryIndex:
         if vector is None and old is not None and embed_text(old.entry) == embed_text(entry):
             vector = old.vector
         record = Record(entry, f, text, old.counters if old else Counters(), vector)
-        self._store(record)
+        try:
+            self._store(record)
+        except StoreError as exc:  # the files stay as they were: an error means nothing changed
+            if old is None:
+                self.folder.remove(f)
+            else:
+                self.folder.write(entry.id, old.text, archived=old.file.archived)
+            fault = storage_error(exc)  # one line, without LanceDB's Rust source path
+            if fault is None:
+                raise
+            raise fault from exc
         return record
 
     def _store(self, record: Record) -> None:
+        """The table first: if it refuses the row, RAM still says what the table holds, and
+        the next sync tries again."""
+        self.table.put([_row(record, self.embedder.model_id)])
         with self.lock:
             self.records[record.entry.id] = record
-        row = _row(record, self.embedder.model_id)
-        self.table.put([row])
 
     def set_counters(self, entry_id: str, counters: Counters) -> None:
         with self.lock:

@@ -14,7 +14,7 @@ from typing import Any
 
 from sidecar.core.memory import Counters, Entry, iso, parse_time
 from sidecar.core.memory_format import KEY_ORDER, EntryError, from_mapping, parse
-from sidecar.errors import UsageError
+from sidecar.errors import SidecarError, UsageError
 from sidecar.services.memory import MemoryService
 
 FORMAT_VERSION = 1
@@ -45,9 +45,13 @@ def import_entries(
         if service.index.get(entry.id) is not None and on_conflict == "skip":
             skipped.append(entry.id)
             continue
-        service.index.save(entry)
-        if counters is not None:
-            service.index.set_counters(entry.id, counters)
+        try:  # an entry the disk refuses is reported, and those before it stay imported
+            service.index.save(entry)
+            if counters is not None:
+                service.index.set_counters(entry.id, counters)
+        except SidecarError as exc:
+            errors.append({"index": n, "id": entry.id, "error": exc.message})
+            continue
         imported.append(entry.id)
     return {"imported": imported, "skipped": skipped, "errors": errors}
 

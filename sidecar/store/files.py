@@ -53,6 +53,12 @@ def is_temp_name(name: str) -> bool:
     return _TEMP.fullmatch(name) is not None
 
 
+def is_our_temp_name(name: str) -> bool:
+    """Only a temp name with our marker: in the vault, mkstemp's shape may be another app's."""
+    m = _TEMP.fullmatch(name)
+    return m is not None and m.group(1).startswith("sidecar-")
+
+
 class Beneath:
     """The folder ``anchor/sub``, whose contents are only ever reached without symlinks.
 

@@ -116,6 +116,15 @@ class MemoryFolder:
         return EntryFile(entry_id, self.path(entry_id, archived), archived, st.st_mtime_ns,
                          st.st_size)  # fmt: skip
 
+    def remove(self, f: EntryFile) -> None:
+        """Remove an entry file this process just wrote (a write taken back)."""
+        try:
+            self.files.unlink(self.rel(f.id, f.archived))
+        except OSError as exc:
+            raise StoreError(
+                f"cannot remove memory entry {f.path}: {_why(exc, self.files)}"
+            ) from exc
+
     def _writable(self, rel: str) -> None:
         """Refuse before writing: a missing vault or a symlink on the way."""
         if not self.files.anchor.is_dir() and not self.files.create_anchor:

@@ -10,17 +10,18 @@ exception, so one bad file never stops an index run.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
 
 from sidecar.errors import PathOutsideVault
-from sidecar.store.files import Beneath
+from sidecar.store.files import Beneath, is_our_temp_name
 from sidecar.store.obsidian import APP_JSON, ObsidianSettings
 
 NOTE_SUFFIXES = (".md", ".markdown")
@@ -86,6 +87,30 @@ class Vault:
     def scan(self) -> dict[str, FileStat]:
         """Every indexable note, by vault-relative path, with its mtime and size."""
         out: dict[str, FileStat] = {}
+        for rel, entry in self._files():
+            if entry.name.startswith(".") or not self.is_note(rel):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out[rel] = FileStat(st.st_mtime_ns, st.st_size)
+        return out
+
+    def remove_stray_temps(self) -> int:
+        """Remove the temp files a kill -9 left mid-write of a note (only our own marked names).
+        Called at open, under the writer lock, when no write of ours can be in flight."""
+        removed = 0
+        for rel, entry in self._files():
+            if entry.name.startswith(".") and is_our_temp_name(entry.name):
+                with contextlib.suppress(OSError):  # gone already, or not ours to remove
+                    removed += self.files.unlink(rel)
+        return removed
+
+    def _files(self) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        """Every file (and symlink) in the folders a scan descends into: not hidden folders,
+        not ignored ones, never through a symlinked folder."""
         stack = [""]
         while stack:
             rel_dir = stack.pop()
@@ -95,21 +120,14 @@ class Vault:
                 continue  # unreadable or vanished folder: skip, the next scan retries
             for entry in entries:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-                if entry.name.startswith("."):
-                    continue
                 try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if not self._excluded(rel + "/"):
-                            stack.append(rel)
-                        continue
-                    if not self.is_note(rel):
-                        continue
-                    st = entry.stat(follow_symlinks=False)
+                    is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
                     continue
-                if stat.S_ISREG(st.st_mode):
-                    out[rel] = FileStat(st.st_mtime_ns, st.st_size)
-        return out
+                if not is_dir:
+                    yield rel, entry
+                elif not entry.name.startswith(".") and not self._excluded(rel + "/"):
+                    stack.append(rel)
 
     def inside(self, rel: str) -> bool:
         """Whether ``rel`` lies in the vault without passing through a symlinked folder.
