@@ -1,42 +1,110 @@
-"""Parse time alone: ``parse_note`` over every note of a vault, in this process, CPU seconds.
+"""Parse time alone: a vault's cold parse as the indexer does it, and one note's parse.
 
-    python bench/parse_bench.py [VAULT] [RUNS]   # default: dendron-site, 3 runs
+    python bench/parse_bench.py [VAULT ...] [--runs N] [--one N]
 
-Prints the best run's CPU time and each note's wall time (p50, p95, max). Set ``PYTHONPATH``
-to another tree to time its parser in the same run.
+For each vault (default: the three in ../shared/corpora): the cold parse of every note through
+``parse_all`` (child processes for a batch of 300+ notes, as the indexer), wall and CPU seconds
+(this process and its children), and the same batch parsed in this process only; best of
+``--runs`` (3). Then ``--one`` (30) parses of the first vault's median-size note and of the
+largest note of all the vaults, p50 and p95 wall milliseconds. Prints Markdown rows, with the
+load average before and after. Set ``PYTHONPATH`` to another tree to time its parser in the
+same run.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import resource
+import statistics
 import sys
 import time
 from pathlib import Path
 
-from sidecar.core.note import parse_note
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe, pct
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "dendron-site" / "vault"
+import sidecar
+from sidecar.core.chunks import ChunkOptions
+from sidecar.core.note import parse_note
+from sidecar.services import parse_worker
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+Job = tuple[str, str, str]
+
+
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _jobs(vault: Path) -> list[Job]:
+    return [(f.relative_to(vault).as_posix(), f.read_text("utf-8", "replace"), "")
+            for f in sorted(vault.rglob("*.md"))]  # fmt: skip
+
+
+def _cold(jobs: list[Job], runs: int, alone: bool) -> tuple[float, float]:
+    """Best wall and best CPU seconds of ``runs`` cold parses of ``jobs``."""
+    walls, cpus = [], []
+    children = parse_worker._children
+    if alone:
+        parse_worker._children = lambda notes: 0  # type: ignore[assignment]
+    try:
+        for _ in range(runs):
+            wall, cpu = time.perf_counter(), _cpu()
+            parse_worker.parse_all(jobs, ChunkOptions())
+            walls.append(time.perf_counter() - wall)
+            cpus.append(_cpu() - cpu)
+    finally:
+        parse_worker._children = children  # type: ignore[assignment]
+    return min(walls), min(cpus)
+
+
+def _one(path: str, text: str, runs: int) -> list[float]:
+    parse_note(path, text, "")
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        parse_note(path, text, "")
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
 
 
 def main() -> None:
-    vault = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
-    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    texts = [(f.relative_to(vault).as_posix(), f.read_text("utf-8", "replace"))
-             for f in sorted(vault.rglob("*.md"))]  # fmt: skip
-    cpu = []
-    for _ in range(runs):
-        t0 = time.process_time()
-        for path, text in texts:
-            parse_note(path, text, "")
-        cpu.append(time.process_time() - t0)
-    each = []
-    for path, text in texts:
-        t0 = time.perf_counter()
-        parse_note(path, text, "")
-        each.append((time.perf_counter() - t0) * 1000)
-    each.sort()
-    print(f"{len(texts)} notes: CPU {min(cpu):.2f} s (runs {', '.join(f'{c:.2f}' for c in cpu)}); "
-          f"per note p50 {each[len(each) // 2]:.2f} ms, p95 {each[int(len(each) * 0.95)]:.2f} ms, "
-          f"max {each[-1]:.1f} ms")  # fmt: skip
+    ap = argparse.ArgumentParser()
+    ap.add_argument("vaults", nargs="*", type=Path)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--one", type=int, default=30)
+    args = ap.parse_args()
+    vaults = args.vaults or [CORPORA / name / "vault" for name in
+                             ("dendron-site", "kepano-obsidian", "obsidian-tasks-docs")]  # fmt: skip
+    tree = Path(sidecar.__file__).resolve().parents[1]
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"Machine: {describe()}  \nTree: `{tree}`; load average at start {load}  ")
+    print(f"Command: `python bench/parse_bench.py --runs {args.runs} --one {args.one}`\n")
+    print("| vault (notes) | cold parse as indexed: wall / CPU s | in-process only: wall / CPU s |")
+    print("|---|---|---|")
+    every: list[Job] = []
+    first: list[Job] = []
+    for vault in vaults:
+        jobs = _jobs(vault)
+        every += jobs
+        first = first or jobs
+        kids = _cold(jobs, args.runs, alone=False)
+        here = _cold(jobs, args.runs, alone=True)
+        print(f"| {vault.parent.name} ({len(jobs)}) | {kids[0]:.2f} / {kids[1]:.2f} | "
+              f"{here[0]:.2f} / {here[1]:.2f} |")  # fmt: skip
+    by_size = sorted(first, key=lambda j: len(j[1]))
+    typical = by_size[len(by_size) // 2]
+    large = max(every, key=lambda j: len(j[1]))
+    print("\n| one note, parse_note | chars | p50 ms | p95 ms |")
+    print("|---|---|---|---|")
+    for label, (path, text, _) in (("typical (median size)", typical), ("largest", large)):
+        ms = _one(path, text, args.one)
+        print(f"| {label}: `{path}` | {len(text)} | {statistics.median(ms):.2f} | "
+              f"{pct(ms, 0.95):.2f} |")  # fmt: skip
+    print(f"\nLoad average at end {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -1,3 +1,5 @@
+import pytest
+
 from sidecar.core.markdown import Scanned, parse_body, slugify
 from sidecar.core.note import parse_note
 
@@ -93,3 +95,24 @@ def test_line_numbers_survive_crlf_and_unicode_separators() -> None:
 
 def test_slug_ignores_case_and_punctuation() -> None:
     assert slugify("Token Lifetime: v2!") == slugify("token lifetime v2")
+
+
+def test_an_editor_document_is_parsed_once_for_its_links_headings_and_mentions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The language server and the editor services ask one document for its links, its
+    headings and its unlinked mentions in turn: one parse serves all three."""
+    from sidecar.core import link_spans, markdown, mentions
+
+    markdown.parse_body_cached.cache_clear()
+    calls: list[str] = []
+    parse = markdown._PARSER.parse
+    monkeypatch.setattr(markdown._PARSER, "parse", lambda text: calls.append(text) or parse(text))
+    text = "---\ntitle: T\n---\n# Plan\n\nSee [[Alpha]] and [b](Beta.md), Gamma here.\n"
+    lines = link_spans.split_lines(text)
+    assert [link.name.text for link in link_spans.links_in(lines)] == ["Alpha", "Beta.md"]
+    assert [h.text for h in link_spans.headings(lines)] == ["Plan"]
+    pattern = mentions.name_pattern(["Gamma"])
+    assert pattern is not None
+    assert [m.line for m in mentions.find_mentions(text, pattern)] == [6]
+    assert len(calls) == 1

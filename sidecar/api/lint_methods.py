@@ -103,11 +103,9 @@ def fix(services: Services, p: FixParams) -> dict[str, Any]:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     written: list[str] = []
-    failed: list[dict[str, str]] = []
     if p.write and plan.fixes:
-        written, failed = apply_fixes(services.vault, plan.fixes)
-        if written:
-            services.reindex(paths=written)
+        written = apply_fixes(services.vault, plan.fixes)
+        services.reindex(paths=written)
     return {
         "rule": p.rule,
         "fixes": [
@@ -116,7 +114,6 @@ def fix(services: Services, p: FixParams) -> dict[str, Any]:
         "skipped": plan.skipped,
         "written": bool(written),
         "written_paths": written,
-        "failed": failed,
     }
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from sidecar.core.frontmatter import split_frontmatter
-from sidecar.core.markdown import normalise, parse_body
+from sidecar.core.markdown import normalise, parse_body_cached
 from sidecar.core.model import Heading
 
 _WIKI = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
@@ -74,7 +74,7 @@ def links_in(lines: Sequence[str]) -> Iterator[LinkAt]:
             yield from links_on(i, lines[i])
     body = normalise("\n".join(lines[first:]))
     starts = [0, *(m.end() for m in re.finditer("\n", body))]
-    for start, _ in parse_body(body, first + 1).link_spans:
+    for start, _ in parse_body_cached(body, first + 1).link_spans:
         row = bisect.bisect_right(starts, start) - 1
         line = lines[first + row]
         link = _link_at_column(first + row, line, start - starts[row])
@@ -104,7 +104,7 @@ def links_on(i: int, line: str) -> Iterator[LinkAt]:
     makes no code block."""
     text = line.lstrip(" \t")
     indent = len(line) - len(text)
-    for start, _ in parse_body(normalise(text)).link_spans:
+    for start, _ in parse_body_cached(normalise(text)).link_spans:
         link = _link_at_column(i, line, indent + start)
         if link is not None:
             yield link
@@ -178,9 +178,7 @@ def _markdown(i: int, line: str, m: re.Match[str]) -> LinkAt | None:
 
 
 def link_at(lines: Sequence[str], line: int, col: int) -> LinkAt | None:
-    # Every link opens with "[": a line without one spares the parse of the whole note (a
-    # hub's references, asked anywhere in its text, parsed it twice per request).
-    if not 0 <= line < len(lines) or "[" not in lines[line]:
+    if not 0 <= line < len(lines):
         return None
     return next((link for link in links_in(lines) if link.line == line and link.contains(col)),
                 None)  # fmt: skip
@@ -189,31 +187,11 @@ def link_at(lines: Sequence[str], line: int, col: int) -> LinkAt | None:
 def headings(lines: Sequence[str]) -> tuple[Heading, ...]:
     """The document's headings (1-based lines, as the index has them)."""
     first = _body_start(lines)
-    return parse_body(normalise("\n".join(lines[first:])), first + 1).headings
+    return parse_body_cached(normalise("\n".join(lines[first:])), first + 1).headings
 
 
 def heading_at(lines: Sequence[str], line: int) -> Heading | None:
-    if not 0 <= line < len(lines) or not _may_head(lines, line):
-        return None
     return next((h for h in headings(lines) if h.line == line + 1), None)
-
-
-_UNDERLINE = re.compile(r"(?:^|[\s>])(?:=+|-+)[ \t]*$")
-
-
-def _may_head(lines: Sequence[str], line: int) -> bool:
-    """Whether a heading could start on ``line``: an ATX one has a ``#``, a setext one an
-    underline below its paragraph (the frontmatter has none). Only then is the note parsed."""
-    if line < _body_start(lines):
-        return False
-    if "#" in lines[line]:
-        return True
-    for below in lines[line + 1 :]:
-        if not below.strip():
-            return False
-        if _UNDERLINE.search(below):
-            return True
-    return False
 
 
 def heading_text_span(line: str) -> tuple[int, int]:

@@ -10,6 +10,8 @@ these: code, math, raw HTML, comments.
 from __future__ import annotations
 
 import bisect
+import enum
+import functools
 import html
 import re
 from collections.abc import Iterator
@@ -37,6 +39,53 @@ _CODE_BLOCKS = (block.FencedCode, block.CodeBlock, syntax.MathBlock)
 _OPAQUE = (inline.CodeSpan, inline.InlineHTML, syntax.Comment, syntax.InlineMath)
 _SKIP = (*_CODE_BLOCKS, inline.CodeSpan, syntax.Comment, syntax.InlineMath, syntax.CommentBlock)
 _CONTEXT = (block.Paragraph, block.Heading, block.SetextHeading, gfm.TableRow)
+
+
+class _Kind(enum.Enum):
+    """What the walk does with an element, decided once per element type."""
+
+    PLAIN = enum.auto()  # nothing of its own: walk its children
+    TEXT = enum.auto()  # a run of text: no children to walk
+    SKIP = enum.auto()  # code, comments, math: nothing inside counts
+    HEADING = enum.auto()
+    CONTEXT = enum.auto()  # paragraph, table row: the context of the links in it
+    HTML = enum.auto()
+    AUTOLINK = enum.auto()
+    WIKILINK = enum.auto()
+    LINK = enum.auto()
+    IMAGE = enum.auto()
+    TAG = enum.auto()
+    BLOCK_ID = enum.auto()
+
+
+def _kind(cls: type[Any]) -> _Kind:
+    """In the order the tests once ran per element (a Heading is also a context)."""
+    if cls is inline.RawText:
+        return _Kind.TEXT
+    if issubclass(cls, _SKIP):
+        return _Kind.SKIP
+    if issubclass(cls, block.Heading | block.SetextHeading):
+        return _Kind.HEADING
+    if issubclass(cls, _CONTEXT):
+        return _Kind.CONTEXT
+    if issubclass(cls, block.HTMLBlock | inline.InlineHTML):
+        return _Kind.HTML
+    if issubclass(cls, inline.AutoLink):
+        return _Kind.AUTOLINK
+    if issubclass(cls, syntax.WikiLink):
+        return _Kind.WIKILINK
+    if issubclass(cls, inline.Image):
+        return _Kind.IMAGE
+    if issubclass(cls, inline.Link):
+        return _Kind.LINK
+    if issubclass(cls, syntax.Tag):
+        return _Kind.TAG
+    if issubclass(cls, syntax.BlockId):
+        return _Kind.BLOCK_ID
+    return _Kind.PLAIN
+
+
+_KINDS: dict[type[Any], _Kind] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +128,14 @@ def parse_body(body: str, first_line: int = 1) -> Scanned:
     return _Reader(body, first_line).read()
 
 
+@functools.lru_cache(maxsize=16)
+def parse_body_cached(body: str, first_line: int = 1) -> Scanned:
+    """``parse_body`` remembered for the last few texts: an editor asks one document for its
+    links, then its headings, then its mentions, and one parse serves them all (the index
+    parses each note once and does not need it)."""
+    return parse_body(body, first_line)
+
+
 class _Reader:
     def __init__(self, body: str, first_line: int) -> None:
         self.body = body
@@ -92,7 +149,6 @@ class _Reader:
         self.crumbs: list[tuple[int, str]] = []
         self.spans: list[tuple[int, int]] = []
         self.hidden: list[tuple[int, int]] = []
-        self.flattened = False  # offsets no longer match the note's text: no link columns
 
     def line(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset) - 1 + self.first_line
@@ -106,7 +162,6 @@ class _Reader:
             # Containers nested hundreds deep (``>>>>…``, a list indented 1,000 levels) run
             # out of Python's stack in marko: read the lines with their nesting taken away.
             self.body = _FLAT.sub(lambda m: "> " if ">" in m.group(0) else "", self.body)
-            self.flattened = True
             doc = _PARSER.parse(self.body)
         for el in doc.children:
             if isinstance(el, block.BlankLine | block.LinkRefDef | syntax.CommentBlock):
@@ -137,42 +192,51 @@ class _Reader:
 
     def visit(self, el: Any, context: Any) -> None:
         """Walk one element's subtree; ``context`` is the innermost paragraph-like block."""
-        if isinstance(el, _SKIP):
-            if isinstance(el, inline.InlineElement) and el.source_span:
-                self.hidden.append(el.source_span)
+        kind = _KINDS.get(type(el))
+        if kind is None:
+            kind = _KINDS[type(el)] = _kind(type(el))
+        if kind is _Kind.TEXT:
             return
-        if isinstance(el, block.Heading | block.SetextHeading) and el.source_span:
-            self.headings.append(
-                Heading(el.level, plain(el.children), self.line(el.source_span[0]))
-            )
-        if isinstance(el, _CONTEXT):
-            context = el
-        if isinstance(el, block.HTMLBlock | inline.InlineHTML):
-            if el.source_span:
-                self.hidden.append(el.source_span)
-            self.html_links(el, context)
-            return
-        if isinstance(el, inline.AutoLink) and el.source_span:
-            self.hidden.append(el.source_span)
-        if isinstance(el, syntax.WikiLink):
-            self.add(wikilink(el.inner, el.embed, "link", 0, ""), el, context)
-            if el.source_span:
-                self.hidden.append(el.source_span)
-                self.spans.append(el.source_span)
-            return
-        if isinstance(el, inline.Link | inline.Image) and not isinstance(el, inline.AutoLink):
-            text = plain(el.children)
-            self.add(markdown_link(html.unescape(el.dest), text, isinstance(el, inline.Image)),
-                     el, context)  # fmt: skip
-            if el.source_span:
-                self.hidden.append(el.source_span)
-                self.spans.append(el.source_span)
-            if isinstance(el, inline.Image):
-                return  # an image's description is its alt text: a link in it is no link
-        elif isinstance(el, syntax.Tag):
-            self.tags.setdefault(el.name, None)
-        elif isinstance(el, syntax.BlockId):
-            self.block_ids.setdefault(el.name, None)
+        if kind is not _Kind.PLAIN:
+            if kind is _Kind.SKIP:
+                if isinstance(el, inline.InlineElement) and el.source_span:
+                    self.hidden.append(el.source_span)
+                return
+            if kind is _Kind.HEADING:
+                if el.source_span:
+                    self.headings.append(
+                        Heading(el.level, plain(el.children), self.line(el.source_span[0]))
+                    )
+                context = el
+            elif kind is _Kind.CONTEXT:
+                context = el
+            elif kind is _Kind.HTML:
+                if el.source_span:
+                    self.hidden.append(el.source_span)
+                self.html_links(el, context)
+                return
+            elif kind is _Kind.AUTOLINK:
+                if el.source_span:
+                    self.hidden.append(el.source_span)
+            elif kind is _Kind.WIKILINK:
+                self.add(wikilink(el.inner, el.embed, "link", 0, ""), el, context)
+                if el.source_span:
+                    self.hidden.append(el.source_span)
+                    self.spans.append(el.source_span)
+                return
+            elif kind is _Kind.LINK or kind is _Kind.IMAGE:
+                image = kind is _Kind.IMAGE
+                self.add(markdown_link(html.unescape(el.dest), plain(el.children), image),
+                         el, context)  # fmt: skip
+                if el.source_span:
+                    self.hidden.append(el.source_span)
+                    self.spans.append(el.source_span)
+                if image:
+                    return  # an image's description is its alt text: a link in it is no link
+            elif kind is _Kind.TAG:
+                self.tags.setdefault(el.name, None)
+            elif kind is _Kind.BLOCK_ID:
+                self.block_ids.setdefault(el.name, None)
         children = getattr(el, "children", None)
         if isinstance(children, list):
             for child in children:
@@ -197,9 +261,7 @@ class _Reader:
     def add(self, link: LinkRef | None, el: Any, context: Any, at: int | None = None) -> None:
         if link is None:
             return
-        columns = (-1, -1)
-        if at is None:  # a wikilink or Markdown link, which marko placed (not one in HTML)
-            columns = self.columns(el.source_span)
+        if at is None:
             at = el.start_pos if el.start_pos is not None else (context.start_pos if context else 0)
         ctx = ""
         if context is not None and context.source_span is not None:
@@ -207,19 +269,8 @@ class _Reader:
             ctx = _context(self.body, start, end, at)
         self.links.append(LinkRef(
             link.target, link.anchor, link.relation, link.text, link.label, link.wikilink,
-            link.embed, link.markdown, self.line(at or 0), ctx, *columns,
+            link.embed, link.markdown, self.line(at or 0), ctx,
         ))  # fmt: skip
-
-    def columns(self, span: tuple[int, int] | None) -> tuple[int, int]:
-        """The span's columns on its line, when one ASCII line holds it (see ``LinkRef``)."""
-        if span is None or self.flattened:
-            return -1, -1
-        row = bisect.bisect_right(self.starts, span[0]) - 1
-        begin = self.starts[row]
-        ahead = self.body[begin : span[1]]
-        if "\n" in ahead or not ahead.isascii():
-            return -1, -1
-        return span[0] - begin, span[1] - begin
 
 
 class _HTMLLinks(HTMLParser):

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sidecar.core.frontmatter import split_frontmatter
-from sidecar.core.markdown import normalise, parse_body, split_lines
+from sidecar.core.markdown import normalise, parse_body_cached, split_lines
 
 MIN_NAME_CHARS = 3
 LINE_CHARS = 240
@@ -52,7 +52,7 @@ def find_mentions(text: str, pattern: re.Pattern[str]) -> list[Mention]:
     _, first = split_frontmatter(lines)
     offset = sum(len(line) for line in lines[:first])
     body = text[offset:]
-    parsed = parse_body(body, first + 1)
+    parsed = parse_body_cached(body, first + 1)
     masked = list(body)
     for start, end in parsed.hidden:  # links (text included), code spans, HTML, comments, math
         masked[start:end] = re.sub(r"[^\n]", " ", body[start:end])

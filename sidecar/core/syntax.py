@@ -206,6 +206,10 @@ def _opens_with(chars: str, base: type[Any], miss: Any = None) -> type[Any]:
 # say. Covers every ``breaks_paragraph`` element above and marko's: blank line, ATX heading,
 # fences, quote, thematic break, list item, HTML block, comment and math blocks, footnotes.
 _MAY_BREAK = frozenset("#`~>-*_+0123456789<%$[=|")
+_BULLETS = frozenset("-*+0123456789")
+
+
+_SETEXT = re.compile(r" {,3}(=+|-+)[^\n\S]*$")
 
 
 def _fast_paragraph(base: type[Any]) -> type[Any]:
@@ -218,12 +222,27 @@ def _fast_paragraph(base: type[Any]) -> type[Any]:
         if line is not None:
             body = line.lstrip(" ")
             indent = len(line) - len(body)
-            if body.strip() and body[0] not in _MAY_BREAK and indent < 4 and body[0] != "\t":
+            if not body.strip():
+                return True  # a blank line: marko's BlankLine, one of the breaking elements
+            if body[0] not in _MAY_BREAK and indent < 4 and body[0] != "\t":
                 return False
+            if lazy and isinstance(source.state, block.List) and body[:1] in _BULLETS:
+                # The next item of the list a paragraph's item ended: marko tries every
+                # breaking element before this test, and any of them can only say True too.
+                prev_match = source.match
+                try:
+                    if source.parser.block_elements["ListItem"].match(source):
+                        return True
+                finally:
+                    source.match = prev_match
         return bool(super(fast, cls).break_paragraph(source, lazy))
 
+    def is_setext_heading(line: str) -> bool:
+        return _SETEXT.match(line) is not None
+
     attrs = {"override": True, "__module__": __name__,
-             "break_paragraph": classmethod(break_paragraph)}  # fmt: skip
+             "break_paragraph": classmethod(break_paragraph),
+             "is_setext_heading": staticmethod(is_setext_heading)}  # fmt: skip
     fast = type(base.__name__, (base,), attrs)
     return fast
 
@@ -286,6 +305,30 @@ class List(block.List):
         state.children = children
         state.tight = tight
         return state
+
+
+class ListItem(block.ListItem):
+    """marko's list item, matching the containers' prefix with its pattern compiled once."""
+
+    override = True
+
+    @classmethod
+    def match(cls, source: Source) -> bool:
+        if source.parser.block_elements["ThematicBreak"].match(source):
+            return False
+        if not source.expect_re(cls.pattern):
+            return False
+        next_line = source.next_line(False).expandtabs(4)
+        m = _prefix_pattern(source.prefix).match(next_line)
+        prefix_pos = m.end() if m is not None else 0
+        indent, bullet, mid, _ = cls.parse_leading(next_line.rstrip(), prefix_pos)
+        parent: Any = source.state
+        if (parent.ordered and not bullet[:-1].isdigit()) or bullet[-1] != parent.bullet[-1]:
+            return False
+        if not parent.ordered and bullet != parent.bullet:
+            return False
+        source.context.list_item_info = cls.ParseInfo(indent, bullet, mid)
+        return True
 
 
 _MAX_OPEN = 64  # brackets open at once; no note nests links this deep
@@ -379,8 +422,16 @@ class FastSource(Source):
         return self._stack.pop()
 
     def _update_prefix(self) -> None:
-        super()._update_prefix()
-        self._version += 1
+        # marko's, counting a change only when a prefix changed: after an item's first line
+        # this runs at every line end and changes nothing, and kept the caches from lasting.
+        changed = False
+        for state in self._stack:
+            second = getattr(state, "_second_prefix", None)
+            if second is not None and state._prefix != second:
+                state._prefix = second
+                changed = True
+        if changed:
+            self._version += 1
 
     @property
     def prefix(self) -> str:
@@ -405,7 +456,7 @@ class FastSource(Source):
                 length = 0
             else:
                 line = self._whole_line(self.pos)
-                length = self.match_prefix(prefix, line.group() if line else "")
+                length = _match_prefix(prefix, line.group() if line else "")
             self._prefix_at = (self.pos, self._version, length)
         return length
 
@@ -456,6 +507,40 @@ class FastSource(Source):
             self._next_at = (self.pos, self._version, m, line)
         self.match = m
         return line
+
+
+_PREFIXES: dict[str, re.Pattern[str]] = {}
+
+
+def _prefix_pattern(prefix: str) -> re.Pattern[str]:
+    pattern = _PREFIXES.get(prefix)
+    if pattern is None:
+        if len(_PREFIXES) >= 512:  # a daemon meets endless nestings: keep the common ones
+            _PREFIXES.clear()
+        pattern = _PREFIXES[prefix] = re.compile(prefix)
+    return pattern
+
+
+def _match_prefix(prefix: str, line: str) -> int:
+    """marko's ``Source.match_prefix`` with the containers' prefix compiled once: its cache
+    of (prefix, line) pairs misses on every new line, and each miss looked the prefix up in
+    ``re``'s cache (once more when the line ends early)."""
+    pattern = _prefix_pattern(prefix)
+    expanded = line.expandtabs(4)
+    m = pattern.match(expanded)
+    if not m:
+        if pattern.match(expanded.replace("\n", " " * 99 + "\n")):
+            return len(line) - 1
+        return -1
+    pos = m.end()
+    if pos == 0:
+        return 0
+    if "\t" not in line:
+        return pos if pos <= len(line) else -1  # without tabs a column is an offset
+    for i in range(1, len(line) + 1):
+        if len(line[:i].expandtabs(4)) >= pos:
+            return i
+    return -1
 
 
 # Everything the index reads out of a paragraph's inline parse starts with one of these:
@@ -585,7 +670,7 @@ FAST_COMMONMARK: tuple[type[Any], ...] = (
     _opens_with("<", block.HTMLBlock, False),
     BlankLine,
     _opens_with("-*+0123456789", List, False),
-    _opens_with("-*+0123456789", block.ListItem, False),
+    _opens_with("-*+0123456789", ListItem, False),
     _opens_with("[", block.LinkRefDef, False),
     _opens_with(">", block.Quote),
 )
