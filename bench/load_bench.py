@@ -1,5 +1,6 @@
 """The issue's load: 50 socket clients x 1,000 mixed requests while a writer edits notes and a
-subscriber counts index.changed; prints errors, missed notifications and p50/p95/p99 latency.
+subscriber counts index.changed; prints errors, missed notifications, p50/p95/p99 latency and
+the daemon's resident memory at the start, its peak (VmHWM) and at the end.
 
     python bench/load_bench.py [--clients 50] [--requests 1000] [--edits 100]
 """
@@ -24,14 +25,25 @@ def main() -> None:
     ap.add_argument("--edits", type=int, default=100)
     a = ap.parse_args()
     with running(EXAMPLE_VAULT) as d:
+        start = mib(d.proc.pid, "VmRSS")
         r = load(d, a.clients, a.requests, a.edits)
+        peak, end = mib(d.proc.pid, "VmHWM"), mib(d.proc.pid, "VmRSS")
     lat = r["latencies"]
     missed = sum(f"load {i}.md" not in r["seen"] for i in range(a.edits))
     ms = [round(percentile(lat, q) * 1000, 2) for q in (0.5, 0.95, 0.99)]
     sys.stdout.write(
         f"| {a.clients} x {a.requests} | {len(lat)} | {len(r['errors'])} | {missed} of {a.edits} "
-        f"| {ms[0]} / {ms[1]} / {ms[2]} ms | {len(lat) / r['seconds']:.0f} req/s |\n"
+        f"| {ms[0]} / {ms[1]} / {ms[2]} ms | {len(lat) / r['seconds']:.0f} req/s "
+        f"| RSS {start:.0f} / peak {peak:.0f} / {end:.0f} MiB |\n"
     )
+
+
+def mib(pid: int, field: str) -> float:
+    """A size from /proc/PID/status (VmRSS now, VmHWM the peak so far), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise SystemExit(f"no {field} for process {pid}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
     python bench/lsp_bench.py --vault ../shared/corpora/dendron-site/vault [--pin]
 
 Copies the vault, starts the real daemon (tiny embedder: the language server asks nothing of
-the vectors), starts ``sidecar lsp`` as a subprocess and drives it with pytest-lsp's client.
+the vectors; with ``--server``, one per checkout, each on its own copy, since the daemon's
+answers are part of each request), starts ``sidecar lsp`` as a subprocess and drives it with pytest-lsp's client.
 Each request is timed from send to answer, over stdio, including the server's calls to the
 daemon's socket. Completion: ``[[`` + a 1-6 character prefix of a random note name, in an
 open, edited buffer (the first request, which fetches the catalog, is reported apart).
@@ -40,7 +41,7 @@ from pytest_lsp.client import make_test_lsp_client
 
 from sidecar.lsp.server import DEBOUNCE_S
 from sidecar.transports.unix import RpcClient
-from tests.daemon_harness import daemon_env, start
+from tests.daemon_harness import RunningDaemon, daemon_env, start
 
 
 async def measure(
@@ -123,30 +124,42 @@ def main() -> None:
     ap.add_argument("--pin", action="store_true", help="pass --vault (code before the editor "
                     "named the vault)")  # fmt: skip
     ap.add_argument("--server", action="append", default=[], metavar="LABEL=PATH",
-                    help="a checkout whose language server is measured (repeatable; default: "
-                    "this one); the servers share one daemon and take turns, ABBA")  # fmt: skip
+                    help="a checkout whose language server and daemon are measured "
+                    "(repeatable; default: this one); each runs its own daemon on its own "
+                    "copy of the vault, and the servers take turns, ABBA")  # fmt: skip
     args = ap.parse_args()
     servers = [s.split("=", 1) for s in args.server] or [["now", ""]]
-    state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scl"))
-    vault = state / "vault"
-    shutil.copytree(args.vault, vault)
-    env = {k: v for k, v in daemon_env(state, model="tiny").items() if k != "SIDECAR_VAULT"}
-    d = start(vault, env, wait=600)
-    env["SIDECAR_BENCH_SOCKET"] = str(d.socket)
     out: dict[str, dict[str, list[float]]] = {label: {} for label, _ in servers}
-    began = " / ".join(f"{x:.2f}" for x in os.getloadavg())
-    try:  # two rounds, the second in reverse order, the same requests for every server
+    runs: dict[str, tuple[Path, dict[str, str]]] = {}
+    daemons: list[RunningDaemon] = []
+    states: list[Path] = []
+    try:
+        for label, path in servers:  # the daemon answers note.references: part of the measure
+            state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scl"))
+            states.append(state)
+            vault = state / "vault"
+            shutil.copytree(args.vault, vault)
+            env = {k: v for k, v in daemon_env(state, model="tiny").items()
+                   if k != "SIDECAR_VAULT"}  # fmt: skip
+            d = start(vault, env, wait=600, code=Path(path) if path else None)
+            daemons.append(d)
+            env["SIDECAR_BENCH_SOCKET"] = str(d.socket)
+            runs[label] = (vault, {**env, "PYTHONPATH": path} if path else env)
+        began = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+        # two rounds, the second in reverse order, the same requests for every server
         rounds = [servers] if len(servers) == 1 else [servers, servers[::-1]]
         for r, order in enumerate(rounds):
-            for label, path in order:
-                run_env = {**env, "PYTHONPATH": path} if path else env
+            for label, _ in order:
+                vault, run_env = runs[label]
                 got = asyncio.run(measure(vault, run_env, args.n // len(rounds),
                                           random.Random(11 + r), args.pin))  # fmt: skip
                 for key, values in got.items():
                     out[label].setdefault(key, []).extend(values)
     finally:
-        d.stop()
-        shutil.rmtree(state, ignore_errors=True)
+        for d in daemons:
+            d.stop()
+        for state in states:
+            shutil.rmtree(state, ignore_errors=True)
     notes = sum(1 for _ in args.vault.rglob("*.md"))
     print(f"`sidecar lsp` over stdio on {args.vault.parent.name} ({notes} notes), {args.n} "
           f"requests each. {describe()}. Load average at the start {began}, at the end "

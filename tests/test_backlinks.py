@@ -55,3 +55,43 @@ def test_match_in_context() -> None:
     assert ctx[slice(*match_in(ctx, "b", 0))] == "[[A/B|b]]"  # type: ignore[arg-type]
     assert ctx[slice(*match_in(ctx, "b", 1))] == "[[b#x]]"  # type: ignore[arg-type]
     assert match_in(ctx, "c") is None and match_in("", "b") is None
+
+
+def test_a_note_made_later_gets_the_links_naming_it_by_folder_or_uri(make_vault: VaultFactory, open_services: Open) -> None:  # fmt: skip
+    """``folder/topic.markdown`` and Dendron's ``dendron://vault/topic.markdown`` resolve by
+    their last part, ``.markdown`` included: a note of that name made after the linking note
+    was indexed must take those links (dendron-site lost 7 links to its Markdown page so)."""
+    root = make_vault({"A.md": "[[folder/topic.markdown]] and [[Label|dendron://v/topic.markdown]]\n",
+                       "B.md": "# B\n"})  # fmt: skip
+    s = open_services(root)
+    s.reindex()
+    (root / "topic.markdown.md").write_text("# Topic\n", "utf-8")
+    s.reindex()
+    rows = s.graph.backlinks("topic.markdown.md")["backlinks"]
+    assert [(b["source"], b["line"], b["swapped"]) for b in rows] == [("A.md", 1, False),
+                                                                       ("A.md", 1, True)]  # fmt: skip
+
+
+def test_columns_are_the_links_on_their_lines(make_vault: VaultFactory, open_services: Open) -> None:  # fmt: skip
+    """Each row's ``columns`` cover its link on its line (what LSP references answer without
+    opening the note); a line not ASCII up to the link's end has none (the editor converts)."""
+    root = make_vault({**VAULT, "Wide.md": "Café [[Target note]] · [[Target note]]\n"})
+    s = open_services(root)
+    s.reindex()
+    rows = s.graph.backlinks("Target note")["backlinks"]
+    placed = []
+    for b in rows:
+        line = (root / b["source"]).read_text("utf-8").split("\n")[b["line"] - 1]
+        if b["columns"] is not None:
+            placed.append((b["source"], line[slice(*b["columns"])]))
+        else:
+            assert not line.isascii(), b
+    assert placed == [
+        ("Many.md", "[[Target note]]"),
+        ("Many.md", "[[Target note]]"),
+        ("Many.md", "[[target note|it]]"),
+        ("Many.md", "[the part](Target%20note.md#part)"),
+        ("Many.md", "![[Target note#Part]]"),
+        ("One.md", "[[Target note]]"),
+    ]
+    assert [b["columns"] for b in rows if b["source"] == "Wide.md"] == [None, None]

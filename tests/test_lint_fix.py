@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +154,7 @@ def test_plan_then_apply_round_trip(tmp_path: Path) -> None:
     plan = plan_fixes(state, tmp_path, findings, "missing_inverse")
     assert [f.path for f in plan.fixes] == ["Lib.md", "Old.md"] and plan.skipped == []
     assert (tmp_path / "Old.md").read_bytes() == VAULT["Old.md"].encode()  # nothing written yet
-    assert apply_fixes(Vault(tmp_path), plan.fixes) == ["Lib.md", "Old.md"]
+    assert apply_fixes(Vault(tmp_path), plan.fixes) == (["Lib.md", "Old.md"], [])
     old = (tmp_path / "Old.md").read_bytes()
     assert old == (
         b'---\r\nstatus: superseded # since May\r\nsuperseded_by:\r\n  - "[[New]]"\r\n'
@@ -206,3 +207,32 @@ def test_cli_fix_shows_a_diff_then_writes(tmp_path: Path, registry_with_lint: An
     assert (root / "Lib.md").read_text("utf-8") == '---\nrequired_by:\n  - "[[App]]"\n---\n# Lib\n'
     check = runner.invoke(lint_cmd, ["--vault", str(root), "--json", "--rule", "missing_inverse"])
     assert check.exit_code == 0 and '"findings": []' in check.stdout
+
+
+@pytest.mark.e2e  # mount(8) is a process
+def test_fixes_on_a_full_disk_say_which_notes_were_not_written(tmp_path: Path) -> None:
+    """A disk that fills part-way: the notes written are reported (and re-indexed), each one
+    that was not says why, and every note is either its old or its new text, whole."""
+    from sidecar.embed import TinyEmbedder
+    from sidecar.services.context import Services
+    from tests.test_storage_full import tmpfs
+
+    with tmpfs(tmp_path / "vault", "1m") as vault:
+        write_vault(vault, VAULT)
+        s = Services.open(vault, tmp_path / "data", embedder=TinyEmbedder(64))
+        try:
+            s.reindex()
+            filler = vault / "filler.bin"  # leaves no room for even one note's temp file
+            with contextlib.suppress(OSError), open(filler, "wb") as fh:
+                while True:
+                    fh.write(b"\0" * 4096)
+                    fh.flush()
+            out = build_registry().call(s, "lint.fix", {"rule": "missing_inverse", "write": True})
+        finally:
+            s.close()
+        assert out["written_paths"] == [] and not out["written"]
+        assert sorted(f["path"] for f in out["failed"]) == ["Lib.md", "Old.md"]
+        assert all("No space left" in f["error"] for f in out["failed"]), out["failed"]
+        for rel, text in VAULT.items():
+            assert (vault / rel).read_bytes() == text.encode("utf-8")
+        assert not [p.name for p in vault.iterdir() if p.name.endswith(".tmp")]

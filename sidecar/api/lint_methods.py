@@ -103,9 +103,11 @@ def fix(services: Services, p: FixParams) -> dict[str, Any]:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     written: list[str] = []
+    failed: list[dict[str, str]] = []
     if p.write and plan.fixes:
-        written = apply_fixes(services.vault, plan.fixes)
-        services.reindex(paths=written)
+        written, failed = apply_fixes(services.vault, plan.fixes)
+        if written:
+            services.reindex(paths=written)
     return {
         "rule": p.rule,
         "fixes": [
@@ -114,6 +116,7 @@ def fix(services: Services, p: FixParams) -> dict[str, Any]:
         "skipped": plan.skipped,
         "written": bool(written),
         "written_paths": written,
+        "failed": failed,
     }
 
 

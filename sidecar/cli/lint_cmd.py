@@ -126,6 +126,8 @@ def _fix(client: Client, rule: str, write: bool, as_json: bool) -> None:
     for skip in result["skipped"]:
         click.echo(f"skipped {skip['path']}: {skip['reason']}", err=True)
     count = len(result["fixes"])
+    for failed in result.get("failed", []):
+        click.echo(f"not written {failed['path']}: {failed['error']}", err=True)
     if write:
         click.echo(f"wrote {len(result['written_paths'])} of {count} notes", err=True)
     elif count:

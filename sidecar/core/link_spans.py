@@ -178,7 +178,9 @@ def _markdown(i: int, line: str, m: re.Match[str]) -> LinkAt | None:
 
 
 def link_at(lines: Sequence[str], line: int, col: int) -> LinkAt | None:
-    if not 0 <= line < len(lines):
+    # Every link opens with "[": a line without one spares the parse of the whole note (a
+    # hub's references, asked anywhere in its text, parsed it twice per request).
+    if not 0 <= line < len(lines) or "[" not in lines[line]:
         return None
     return next((link for link in links_in(lines) if link.line == line and link.contains(col)),
                 None)  # fmt: skip
@@ -191,7 +193,27 @@ def headings(lines: Sequence[str]) -> tuple[Heading, ...]:
 
 
 def heading_at(lines: Sequence[str], line: int) -> Heading | None:
+    if not 0 <= line < len(lines) or not _may_head(lines, line):
+        return None
     return next((h for h in headings(lines) if h.line == line + 1), None)
+
+
+_UNDERLINE = re.compile(r"(?:^|[\s>])(?:=+|-+)[ \t]*$")
+
+
+def _may_head(lines: Sequence[str], line: int) -> bool:
+    """Whether a heading could start on ``line``: an ATX one has a ``#``, a setext one an
+    underline below its paragraph (the frontmatter has none). Only then is the note parsed."""
+    if line < _body_start(lines):
+        return False
+    if "#" in lines[line]:
+        return True
+    for below in lines[line + 1 :]:
+        if not below.strip():
+            return False
+        if _UNDERLINE.search(below):
+            return True
+    return False
 
 
 def heading_text_span(line: str) -> tuple[int, int]:

@@ -23,6 +23,8 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _LINK_SHAPED_WIKI = re.compile(r"^\s*!?\[\[([^\[\]\n]+)\]\]\s*$")
 _LINK_SHAPED_MD = re.compile(r"^\s*\[([^\]\n]*)\]\(([^)\s]+)\)\s*$")
 _DENDRON_URI = re.compile(r"^dendron://[^/]*/")
+_WIKI_ON_LINE = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
+_MD_ON_LINE = re.compile(r"!?\[[^\]\n]*\]\(([^)\s]+)\)")
 NOT_RELATIONS = frozenset(
     {"aliases", "alias", "tags", "tag", "id", "title", "cssclasses", "relations"}
 )
@@ -111,9 +113,21 @@ class _Places:
         context = text[key_line].strip()
         if item_line != key_line and item_line < len(text):
             context = f"{context} {text[item_line].strip()}"
+        start, end = _columns(text[item_line], link) if item_line < len(text) else (-1, -1)
         return LinkRef(link.target, link.anchor, link.relation, link.text, link.label,
                        link.wikilink, link.embed, link.markdown, item_line + self.first_line,
-                       context[:400])  # fmt: skip
+                       context[:400], start, end)  # fmt: skip
+
+
+def _columns(line: str, link: LinkRef) -> tuple[int, int]:
+    """Where ``link`` is written on its property's line (see ``LinkRef``: ASCII up to its end)."""
+    pattern = _WIKI_ON_LINE if link.wikilink else _MD_ON_LINE
+    for m in pattern.finditer(line):
+        found = (wikilink(m.group(1), False, link.relation, 0, "") if link.wikilink
+                 else markdown_link(m.group(1), "", False))  # fmt: skip
+        if found is not None and (found.target, found.anchor) == (link.target, link.anchor):
+            return (m.start(), m.end()) if line[: m.end()].isascii() else (-1, -1)
+    return -1, -1
 
 
 def property_lines(raw: str) -> dict[tuple[str, ...], int]:

@@ -149,6 +149,7 @@ class _Reader:
         self.crumbs: list[tuple[int, str]] = []
         self.spans: list[tuple[int, int]] = []
         self.hidden: list[tuple[int, int]] = []
+        self.flattened = False  # offsets no longer match the note's text: no link columns
 
     def line(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset) - 1 + self.first_line
@@ -162,6 +163,7 @@ class _Reader:
             # Containers nested hundreds deep (``>>>>…``, a list indented 1,000 levels) run
             # out of Python's stack in marko: read the lines with their nesting taken away.
             self.body = _FLAT.sub(lambda m: "> " if ">" in m.group(0) else "", self.body)
+            self.flattened = True
             doc = _PARSER.parse(self.body)
         for el in doc.children:
             if isinstance(el, block.BlankLine | block.LinkRefDef | syntax.CommentBlock):
@@ -261,7 +263,9 @@ class _Reader:
     def add(self, link: LinkRef | None, el: Any, context: Any, at: int | None = None) -> None:
         if link is None:
             return
-        if at is None:
+        columns = (-1, -1)
+        if at is None:  # a wikilink or Markdown link, which marko placed (not one in HTML)
+            columns = self.columns(el.source_span)
             at = el.start_pos if el.start_pos is not None else (context.start_pos if context else 0)
         ctx = ""
         if context is not None and context.source_span is not None:
@@ -269,8 +273,19 @@ class _Reader:
             ctx = _context(self.body, start, end, at)
         self.links.append(LinkRef(
             link.target, link.anchor, link.relation, link.text, link.label, link.wikilink,
-            link.embed, link.markdown, self.line(at or 0), ctx,
+            link.embed, link.markdown, self.line(at or 0), ctx, *columns,
         ))  # fmt: skip
+
+    def columns(self, span: tuple[int, int] | None) -> tuple[int, int]:
+        """The span's columns on its line, when one ASCII line holds it (see ``LinkRef``)."""
+        if span is None or self.flattened:
+            return -1, -1
+        row = bisect.bisect_right(self.starts, span[0]) - 1
+        begin = self.starts[row]
+        ahead = self.body[begin : span[1]]
+        if "\n" in ahead or not ahead.isascii():
+            return -1, -1
+        return span[0] - begin, span[1] - begin
 
 
 class _HTMLLinks(HTMLParser):

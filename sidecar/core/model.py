@@ -39,7 +39,10 @@ class LinkRef:
 
     ``target`` is the part before ``#``/``|`` (for Markdown links: the URL-decoded path);
     ``label`` is the text after ``|`` in a wikilink, which Dendron writes *before* the target,
-    so resolution may swap the two.
+    so resolution may swap the two. ``start``/``end`` are the whole link's columns on ``line``
+    when the line up to the link's end is ASCII, so that every position encoding (UTF-8,
+    UTF-16, code points) counts them alike and an editor can use them without the text; -1
+    otherwise (non-ASCII before or in the link, a link across lines, a bare property name).
     """
 
     target: str
@@ -52,6 +55,8 @@ class LinkRef:
     markdown: bool
     line: int
     context: str
+    start: int = -1
+    end: int = -1
 
 
 @dataclass(frozen=True, slots=True)

@@ -205,12 +205,15 @@ def lookup_keys(note: NoteKey) -> set[str]:
 
 def link_keys(link: LinkRef) -> set[str]:
     """The lowercase names a link could resolve through; a catalog change touching none of them
-    cannot change the link's resolution."""
-    target = _nfc(link.target.strip())
-    keys = {posixpath.basename(_strip_ext(target)).lower(), target.lower()}
-    if link.label:
-        name = _nfc(link.label.partition("#")[0].strip())
-        keys |= {posixpath.basename(_strip_ext(name)).lower(), name.lower()}
+    cannot change the link's resolution. Names are read as ``_resolve_target`` reads them
+    (``\\`` is ``/``), and a last part is tried with and without its extension, as ``_by_name``
+    does (``folder/topic.markdown`` may name ``topic.markdown.md``)."""
+    keys: set[str] = set()
+    for written in (link.target, link.label.partition("#")[0] if link.label else ""):
+        name = _nfc(written.strip().replace("\\", "/")).lower()
+        if name:
+            last = posixpath.basename(name)
+            keys |= {name, last, posixpath.basename(_strip_ext(name))}
     return keys
 
 

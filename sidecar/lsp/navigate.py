@@ -3,7 +3,8 @@
 A position points at a *note* (on a link's name), at a *heading* (on a link's ``#anchor``, or
 on a heading line of the document), or at nothing. Links resolve through the daemon
 (``note.resolve``), so the answer is the index's; every reference comes from
-``note.references`` and is placed to the column on its line here.
+``note.references``, placed by the columns the index keeps, or, in a document the editor has
+open (its text wins) and on lines the index has no columns for, found on its line here.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from sidecar.core.link_spans import (
 )
 from sidecar.errors import SidecarError, UsageError
 from sidecar.lsp.server import Scope
-from sidecar.lsp.types import Json, Location, TextEdit, location
+from sidecar.lsp.types import Json, Location, TextEdit, location, position, span
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +102,16 @@ def references(ls: Scope, target: Target) -> list[Location]:
     refs = _refs(ls, target)
     out: list[Location] = []
     for source, rows in sorted(_by_source(refs).items()):
-        lines = ls.lines(source) or []
+        indexed = ls.open_doc(source) is None  # else the buffer, maybe unsaved, is the truth
+        lines: list[str] | None = None
         for ref in rows:
+            if indexed and ref.get("columns"):
+                row, (start, end) = int(ref["line"]) - 1, ref["columns"]
+                where = span(position(row, start), position(row, end))  # ASCII: any encoding
+                out.append(location(ls.uri(source), where))
+                continue
+            if lines is None:
+                lines = ls.lines(source) or []
             found = e.placed(lines, ref)
             if not found:
                 row = max(int(ref["line"]) - 1, 0)

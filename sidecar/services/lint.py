@@ -130,10 +130,12 @@ def _plan_one(
     return FileFix(path, old, text, tuple(findings))
 
 
-def apply_fixes(vault: Vault, fixes: Iterable[FileFix]) -> list[str]:
-    """Write each fixed note atomically (never through a symlink), keeping its file mode;
-    return the paths written."""
-    written = []
+def apply_fixes(vault: Vault, fixes: Iterable[FileFix]) -> tuple[list[str], list[dict[str, str]]]:
+    """Write each fixed note atomically (never through a symlink), keeping its file mode; the
+    paths written, and each note that could not be (a full disk) with why: a failed one is left
+    whole, with its old text."""
+    written: list[str] = []
+    failed: list[dict[str, str]] = []
     for fix in fixes:
         try:
             current = vault.files.read_bytes(fix.path).decode("utf-8")
@@ -141,6 +143,10 @@ def apply_fixes(vault: Vault, fixes: Iterable[FileFix]) -> list[str]:
             continue
         if current != fix.old_text:
             continue  # edited since the plan was made: leave the user's version alone
-        vault.write(fix.path, fix.new_text.encode("utf-8"))
+        try:
+            vault.write(fix.path, fix.new_text.encode("utf-8"))
+        except OSError as exc:
+            failed.append({"path": fix.path, "error": exc.strerror or str(exc)})
+            continue
         written.append(fix.path)
-    return written
+    return written, failed

@@ -13,7 +13,9 @@ from typing import Any
 from urllib.parse import unquote
 
 from sidecar.core.anchors import anchor_key, heading_key
-from sidecar.services.state import IndexState
+from sidecar.core.model import LinkRef
+from sidecar.core.resolve import link_keys, lookup_keys
+from sidecar.services.state import IndexState, note_key
 
 _DENDRON_URI = re.compile(r"^dendron://[^/]*/")
 _LINK = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]|!?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\(\s*<?([^)>\s]+)")
@@ -21,14 +23,22 @@ _LINK = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]|!?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]
 
 def occurrences(state: IndexState, path: str, heading: str | None = None) -> list[dict[str, Any]]:
     """Links to ``path`` (optionally to one heading of it), by source and line; the caller holds
-    ``state.lock``. ``match`` is the link's ``[start, end)`` in ``context`` when it is there."""
+    ``state.lock``. ``match`` is the link's ``[start, end)`` in ``context`` when it is there;
+    ``columns`` its ``[start, end)`` on ``line`` when the index knows them (an ASCII line, where
+    every position encoding counts alike: an editor places it without reading the note)."""
     wanted = heading_key(heading) if heading else None
     out: list[dict[str, Any]] = []
     sources = sorted({e.source for e in state.graph.inc.get(path, [])} | {path})
+    # A link reaches a note only through one of the note's names (what the index's
+    # invalidation relies on too), so a hub's linking notes resolve only their links to it.
+    target = state.notes.get(path)
+    names = lookup_keys(note_key(target)) if target is not None else set()
     for source in sources:
         note = state.notes.get(source)
         seen: dict[tuple[int, str], int] = {}  # (line, written): links found so far there
         for link in note.links if note else ():
+            if not _may_name(link, names):
+                continue
             res = state.catalog.resolve(link, source)
             if res.target != path:
                 continue
@@ -43,8 +53,21 @@ def occurrences(state: IndexState, path: str, heading: str | None = None) -> lis
                         "target": written, "text": link.text, "anchor": anchor,
                         "swapped": res.swapped, "wikilink": link.wikilink, "embed": link.embed,
                         "context": link.context,
-                        "match": match_in(link.context, written, nth)})  # fmt: skip
+                        "match": match_in(link.context, written, nth),
+                        "columns": [link.start, link.end] if link.end >= 0 else None})  # fmt: skip
     return out
+
+
+def _may_name(link: LinkRef, names: set[str]) -> bool:
+    """Whether ``link`` could resolve through one of ``names``. Each of its keys is part of its
+    target or label, lowered, when they are ASCII (NFC changes nothing): a link holding none of
+    the names needs no key computed, which was most of a hub's cost."""
+    written = link.target + "|" + link.label
+    if written.isascii():
+        low = written.lower()
+        if not any(name in low for name in names):
+            return False
+    return not names.isdisjoint(link_keys(link))
 
 
 def grouped(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

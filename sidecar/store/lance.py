@@ -460,7 +460,7 @@ def _note_row(n: NoteRecord, edges: Iterable[Edge], hashes: Iterable[str]) -> di
 
 def _link_list(link: LinkRef) -> list[Any]:
     return [link.target, link.anchor, link.relation, link.text, link.label, link.wikilink,
-            link.embed, link.markdown, link.line, link.context]  # fmt: skip
+            link.embed, link.markdown, link.line, link.context, link.start, link.end]  # fmt: skip
 
 
 class _Share(dict[str, str]):
@@ -499,9 +499,11 @@ def _note_from_row(row: dict[str, Any], share: _Share) -> NoteRecord:
         frontmatter_error=row["frontmatter_error"],
         headings=tuple(Heading(h[0], h[1], h[2]) for h in json.loads(row["headings"] or "[]")),
         block_ids=tuple(row["block_ids"] or ()),
-        links=tuple(
-            LinkRef(share(t), share(a), share(r), share(x), share(lb), w, e, m, line, share(ctx))
-            for t, a, r, x, lb, w, e, m, line, ctx in json.loads(row["links"] or "[]")
+        links=tuple(  # rows written before links had columns have ten fields
+            LinkRef(
+                share(t), share(a), share(r), share(x), share(lb), w, e, m, line, share(ctx), *c
+            )
+            for t, a, r, x, lb, w, e, m, line, ctx, *c in json.loads(row["links"] or "[]")
         ),
         chunk_count=row["chunk_count"],
         line_count=row["line_count"],
