@@ -261,13 +261,15 @@ def load() -> str:
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def table(trees: list[Tree], samples: dict[tuple[str, str], list[Sample]]) -> list[str]:
+def table(trees: list[Tree], samples: dict[tuple[str, str], list[Sample]],
+          calls: list[str]) -> list[str]:  # fmt: skip
     labels = [t.label for t in trees]
     head = "| call | target p50 | " + " | ".join(f"{lb} p50 | {lb} p95" for lb in labels)
     head += " | " + " | ".join(f"{lb} CPU p50" for lb in labels)
     head += " | " + " | ".join(f"{lb} RSS" for lb in labels) + " |"
     lines = [head, "|" + "---|" * (2 + 4 * len(labels))]
-    for key, (title, _, target, rss_target) in CALLS.items():
+    for key in calls:
+        title, _, target, rss_target = CALLS[key]
         cells = [title, f"≤ {target} ms" if target else ""]
         for lb in labels:
             ms = [1000 * x.wall for x in samples[(lb, key)]]
@@ -289,35 +291,42 @@ def main() -> int:
     ap.add_argument("--vault", type=Path, default=REPO / "docs" / "example-vault")
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--model", default="minilm", help="the daemons' embedding model")
+    ap.add_argument("--calls", default=",".join(CALLS), metavar="A,B",
+                    help=f"only these calls (of {','.join(CALLS)}); not with --write")  # fmt: skip
     ap.add_argument(
         "--write", action="store_true", help="rewrite the section of docs/benchmarks.md"
     )
     args = ap.parse_args()
+    calls = [c for c in args.calls.split(",") if c]
+    if not set(calls) <= set(CALLS) or (args.write and calls != list(CALLS)):
+        ap.error("--calls names calls of the table, and --write needs all of them")
     specs = [s.split("=", 1) for s in args.tree] or [["now", str(REPO)]]
     state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scl"))
     trees = [Tree(label, Path(path), args.vault, state, args.model) for label, path in specs]
     began_load = load()
-    samples: dict[tuple[str, str], list[Sample]] = {(t.label, k): [] for t in trees for k in CALLS}
+    samples: dict[tuple[str, str], list[Sample]] = {(t.label, k): [] for t in trees for k in calls}
     try:
         for t in trees:
             t.start_daemon()
         for t in trees:  # one unmeasured round: the page cache, the daemons' first queries
-            for _, fn, _, _ in CALLS.values():
-                fn(t)
+            for key in calls:
+                CALLS[key][1](t)
         for i in range(args.runs):
-            for key, (_, fn, _, _) in CALLS.items():
+            for key in calls:
                 for t in trees:
-                    samples[(t.label, key)].append(fn(t))
+                    samples[(t.label, key)].append(CALLS[key][1](t))
             print(f"run {i + 1}/{args.runs}, load {load()}", file=sys.stderr)
     finally:
         for t in trees:
             t.stop()
         shutil.rmtree(state, ignore_errors=True)
-    rows = table(trees, samples)
+    rows = table(trees, samples, calls)
     commits = ", ".join(f"{t.label} = `{_commit(t.path)}`" for t in trees)
     text = "\n".join([
         f"`flock /tmp/sidecar-bench.lock python bench/client_latency.py "
-        f"{' '.join('--tree ' + '='.join(s) for s in specs)} --runs {args.runs} --write` "
+        f"{' '.join('--tree ' + '='.join(s) for s in specs)} --runs {args.runs}"
+        f"{'' if calls == list(CALLS) else ' --calls ' + ','.join(calls)}"
+        f"{' --write' if args.write else ''}` "
         f"({commits}): each call started {args.runs} times as a new process, the trees "
         f"interleaved call by call; the daemon (model `{args.model}`) serves a copy of "
         f"`{args.vault.name}` for each tree. RSS: VmRSS of the client after one call through "

@@ -12,10 +12,8 @@ wiring) call ``load_settings``; everything else receives plain values.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,7 +157,9 @@ class Settings:
 
     @property
     def vault_id(self) -> str:
-        digest = hashlib.sha1(str(self.vault).encode("utf-8")).hexdigest()[:10]
+        from hashlib import sha1  # OpenSSL's binding: a cost `sidecar --help` need not pay
+
+        digest = sha1(str(self.vault).encode("utf-8")).hexdigest()[:10]
         return f"{self.vault.name[:24] or 'vault'}-{digest}"
 
     @property
@@ -215,6 +215,8 @@ def load_settings(
 
 
 def _from_file(path: Path) -> dict[str, Any]:
+    import tomllib  # here: `sidecar --help` reads no settings
+
     try:
         data = tomllib.loads(path.read_text("utf-8"))
     except FileNotFoundError:
@@ -259,6 +261,8 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
         if raw is None:
             continue
         if isinstance(default, dict):
+            import tomllib
+
             try:
                 table = tomllib.loads(f"v = {raw}")["v"]
             except tomllib.TOMLDecodeError as exc:

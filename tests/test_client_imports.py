@@ -104,6 +104,9 @@ def test_help_imports_nothing_heavy(daemon: RunningDaemon, tmp_path: Path) -> No
     assert b"Vault Sidecar" in stdout
     assert heavy_in(modules) == []
     assert "pydantic" not in modules
+    # nothing that reaches a daemon or reads settings: help reads neither
+    unused = ("socket", "hashlib", "tomllib", "sidecar.transports.jsonrpc")
+    assert [m for m in unused if m in modules] == []
 
 
 def mcp_messages() -> list[dict[str, Any]]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +49,8 @@ def executable() -> str:
     here = Path(sys.argv[0])
     if here.name == "sidecar" and here.exists():
         return str(here.resolve())
+    import shutil  # here: it loads the compression modules, which `sidecar --help` need not
+
     found = shutil.which("sidecar")
     return str(Path(found).resolve()) if found else "sidecar"
 

@@ -12,12 +12,13 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sidecar.config import Settings
 from sidecar.errors import DaemonUnreachable
-from sidecar.transports.unix_client import RpcClient
-from sidecar.transports.unix_path import find_daemon
+
+if TYPE_CHECKING:
+    from sidecar.transports.unix_client import RpcClient
 
 Notice = Callable[[str], None]
 AUTOSTART_SECONDS = 600  # a first index of a big vault; the daemon's progress is in its log
@@ -38,6 +39,8 @@ class SocketClient:
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         if self._client is None:
+            from sidecar.transports.unix_client import RpcClient
+
             self._client = RpcClient(self.path, timeout=None)
         return self._client.call(method, params)
 
@@ -59,6 +62,8 @@ def connect(
     """The socket when a daemon answers there; else, with ``autostart`` (default: the
     ``daemon.autostart`` setting), a daemon started now; else in-process, said in one line to
     ``notice``; or ``DaemonUnreachable`` when ``require_daemon``."""
+    from sidecar.transports.unix_path import find_daemon
+
     path = find_daemon(settings, os.environ)
     if path is not None:
         return SocketClient(path)

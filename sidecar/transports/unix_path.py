@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import errno
 import os
-import socket
 import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sidecar.config import Settings
 from sidecar.errors import AlreadyServing, SidecarError, UsageError, unwritable_folder
+
+if TYPE_CHECKING:
+    import socket
 
 __all__ = [
     "bind_private_socket",
@@ -101,6 +104,8 @@ def find_daemon(settings: Settings, env: Mapping[str, str]) -> Path | None:
 
 def is_serving(path: Path | str, timeout: float = 1.0) -> bool:
     """True when something accepts connections at ``path`` (a full backlog counts as alive)."""
+    import socket  # here: most who import this module only compute a path
+
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
@@ -131,6 +136,8 @@ def bind_private_socket(path: Path) -> socket.socket:
         if is_serving(path):
             raise AlreadyServing(f"a daemon is already serving this vault at {path}")
         path.unlink(missing_ok=True)  # stale: its daemon died without cleaning up
+    import socket
+
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old_umask = os.umask(0o177)
     try:
