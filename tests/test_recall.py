@@ -84,7 +84,7 @@ def test_recall_fails_closed(s: Services, monkeypatch: pytest.MonkeyPatch) -> No
     def boom(*_: Any) -> Any:
         raise RuntimeError("index on fire")
 
-    monkeypatch.setattr(s.search, "search", boom)
+    monkeypatch.setattr(s.search, "rank", boom)
     r = call(s, "recall", prompt="how long do session keys live in redis")
     assert r["abstained"] and r["notes"] == [] and r["reason"] == "error: index on fire"
 
@@ -148,3 +148,40 @@ def test_each_decision_goes_to_the_log_when_asked(s: Services, tmp_path: Path) -
     assert set(top) == {"path", "cosine", "passage", "coverage", "margin", "score"}
     assert oct(log.stat().st_mode & 0o777) == "0o600"
     assert call(s, "recall", prompt="thanks!")["reason"].startswith("too short: 0 content")
+
+
+def test_a_prompt_is_embedded_once_and_rows_are_read_only_for_the_notes_kept(
+    s: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Per prompt the hook pays for one embedding (the notes' search, the memory leg and the
+    lines share it, and a repeated prompt reuses it) and reads the rows of the notes it keeps
+    only: an off-topic prompt keeps none of its candidates, and reads none."""
+    import sidecar.services.search as search_module
+
+    call(s, "memory.write", id="redis-ttl", title="Redis session keys expire after 14 days",
+         entry_type="decision")  # fmt: skip
+    embedded: list[str] = []
+    embed = type(s.embedder).embed
+
+    def counting(self: Any, texts: Any) -> Any:
+        embedded.extend(texts)
+        return embed(self, texts)
+
+    read: list[str] = []
+    rows = search_module.chunk_rows
+
+    def reading(store: Any, ids: Any) -> Any:
+        read.extend(ids)
+        return rows(store, ids)
+
+    monkeypatch.setattr(type(s.embedder), "embed", counting)
+    monkeypatch.setattr(search_module, "chunk_rows", reading)
+    prompt = "when do redis session keys expire"
+    for _ in range(2):
+        r = call(s, "recall", prompt=prompt)
+        assert [m["id"] for m in r["memory"]] == ["redis-ttl"] and r["notes"]
+    assert embedded.count(prompt) == 1
+    assert len(read) <= len(r["notes"])
+    read.clear()
+    r = call(s, "recall", prompt="Who won the 2006 FIFA World Cup?")
+    assert r["abstained"] and read == []

@@ -7,13 +7,17 @@ abstention floor needs evidence on an absolute scale, which a rank-based score i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sidecar.core.ranking import RRF_K, bm25_normalise, rrf
+from sidecar.errors import SidecarError
 from sidecar.services.memory import MemoryService, wanted
 from sidecar.services.memory_index import Record
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -32,7 +36,10 @@ def search_memory(
     types: Sequence[str] = (),
     status: str = "active",
     mode: str = "hybrid",
+    query_vector: Callable[[str], Any] | None = None,
 ) -> list[MemoryHit]:
+    """``query_vector``: how to embed the query, when the caller has a better way than the
+    model (recall: the search's, which remembers the prompt it just embedded)."""
     index = service.index
     records = {r.entry.id: r for r in index.snapshot() if wanted(r.entry, types, (), status)}
     if not records or not query.strip():
@@ -45,11 +52,19 @@ def search_memory(
     semantic: list[tuple[str, float]] = []
     if mode != "lexical":
         index.ensure_vectors()
-        vec = index.embed([query])
+        vec = index.embed([query]) if query_vector is None else _embedded(query_vector, query)
         if vec is not None:
             semantic = sorted(index.cosines(vec[0], list(records.values())), key=lambda x: -x[1])
             semantic = semantic[:n]
     return _fuse(records, lexical, semantic)[:limit]
+
+
+def _embedded(query_vector: Callable[[str], Any], query: str) -> list[Any] | None:
+    try:
+        return [query_vector(query)]
+    except SidecarError as exc:  # as ``MemoryIndex.embed``: words alone without the model
+        _log.warning("memory: no vectors (%s); lexical matching only", exc.message)
+        return None
 
 
 def _fuse(

@@ -41,7 +41,7 @@ from sidecar.core.relevance import evidence as gate_evidence
 from sidecar.services.memory_search import search_memory
 from sidecar.services.recall_hints import currency, memory_hints, note_hints
 from sidecar.services.relevance import WordHits
-from sidecar.services.search import Query, snippet
+from sidecar.services.search import Query, Ranked, snippet
 from sidecar.store.chunk_search import chunk_rows
 
 if TYPE_CHECKING:
@@ -140,15 +140,15 @@ def _notes(services: Services, text: str, words: list[str], opts: RecallOptions,
         return [], "", {}
     if len(services.vectors) == 0:
         return [], "no note has a vector yet (run sidecar index)", {}
-    found = services.search.search(Query(text, limit=CANDIDATES, explain=True))
-    hits = {h["path"]: h for h in found["results"]}
+    ranked = services.search.rank(Query(text, limit=CANDIDATES, explain=True))
+    hits = {c.path: c for c in ranked.best}
     bg = services.relevance.background(services)
     counts = services.relevance.word_notes(services, words)
     total = max(len(services.vectors), 1)
     weights = {w: idf(counts[w].count, total) for w in words}
 
     def weigh(path: str, passage: float) -> Evidence:
-        cosine = float(hits[path].get("explain", {}).get("cosine", 0.0)) if path in hits else 0.0
+        cosine = float(hits[path].parts.get("cosine", 0.0)) if path in hits else 0.0
         cov = coverage(weights, [w for w in words if counts[w].in_note(path)])
         return gate_evidence(path, cosine, passage, cov, bg, opts.gate)
 
@@ -162,7 +162,7 @@ def _notes(services: Services, text: str, words: list[str], opts: RecallOptions,
         hopeful = [e for e in evidence.values()
                    if passage_needed(e, bg, opts.gate) <= PASSAGE_CEILING]  # fmt: skip
         rows = _word_chunks(services, {e.path for e in hopeful}, words, counts, weights)
-        best_passage = _passages(services, text, words, weights, rows)
+        best_passage = _passages(services, text, words, weights, rows, ranked.vec)
         for path, (cos, _) in best_passage.items():
             evidence[path] = weigh(path, cos)
         chosen, why = decide(list(evidence.values()), opts.gate)
@@ -170,7 +170,7 @@ def _notes(services: Services, text: str, words: list[str], opts: RecallOptions,
         "background": {"mean": round(bg.mean, 4), "std": round(bg.std, 4)},
         "candidates": [e.to_dict() for e in sorted(evidence.values(), key=lambda e: -e.score)[:8]],
     }
-    return _shape(services, chosen, hits, rows, best_passage, opts, taxonomy), why, decision
+    return _shape(services, chosen, ranked, rows, best_passage, opts, taxonomy), why, decision
 
 
 def _word_chunks(services: Services, paths: set[str], words: list[str],
@@ -192,9 +192,10 @@ def _word_chunks(services: Services, paths: set[str], words: list[str],
 
 
 def _passages(services: Services, text: str, words: list[str], weights: dict[str, float],
-              rows: dict[str, dict[str, Any]]) -> dict[str, tuple[float, str]]:  # fmt: skip
+              rows: dict[str, dict[str, Any]], vec: Any) -> dict[str, tuple[float, str]]:  # fmt: skip
     """Per note, the best cosine of its lines that share the prompt's rarest words, and that
-    line. At most ``MAX_PASSAGES`` lines are embedded: each costs a model run (~10-25 ms)."""
+    line. At most ``MAX_PASSAGES`` lines are embedded: each costs a model run (~10-25 ms); the
+    prompt's own vector is the search's."""
     pieces: list[tuple[float, str, str]] = []
     for path, row in rows.items():
         for piece in passages(row.get("text", ""), words, limit=4):
@@ -202,8 +203,9 @@ def _passages(services: Services, text: str, words: list[str], weights: dict[str
     pieces = sorted(pieces, key=lambda p: -p[0])[:MAX_PASSAGES]
     if not pieces:
         return {}
-    vectors = np.asarray(services.embedder.embed([text, *(p for _, _, p in pieces)]), np.float32)
-    cosines = vectors[1:] @ vectors[0]
+    prompt = vec if vec is not None else services.search.query_vector(text)
+    vectors = np.asarray(services.embedder.embed([p for _, _, p in pieces]), np.float32)
+    cosines = vectors @ prompt
     best: dict[str, tuple[float, str]] = {}
     for (_, path, piece), cos in zip(pieces, cosines, strict=True):
         if cos > best.get(path, (-1.0, ""))[0]:
@@ -211,17 +213,25 @@ def _passages(services: Services, text: str, words: list[str], weights: dict[str
     return best
 
 
-def _shape(services: Services, chosen: list[Evidence], hits: dict[str, dict[str, Any]],
+def _shape(services: Services, chosen: list[Evidence], ranked: Ranked,
            rows: dict[str, dict[str, Any]], best_passage: dict[str, tuple[float, str]],
            opts: RecallOptions, taxonomy: Taxonomy) -> list[dict[str, Any]]:  # fmt: skip
+    """The chosen notes (each superseded one swapped for its successor), their rows read in
+    one query, and only now: most prompts choose none."""
     cur = currency(services.state, taxonomy)
-    out: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    picked: list[tuple[Evidence, str]] = []
     for ev in chosen:
         path = ev.path if opts.include_superseded else cur.current(ev.path)
-        if path is None or path in seen:
+        if path is None or path in {p for _, p in picked}:
             continue
-        seen.add(path)
+        picked.append((ev, path))
+        if len(picked) == opts.max_notes:
+            break
+    ranks = {c.path: c for c in ranked.best}
+    hits = {h["path"]: h for h in
+            services.search.shape(ranked, [ranks[p] for _, p in picked if p in ranks])}  # fmt: skip
+    out: list[dict[str, Any]] = []
+    for ev, path in picked:
         item = _note_item(services, hits.get(path) or _row_hit(rows.get(path), path), path,
                           taxonomy)  # fmt: skip
         if path == ev.path and ev.path in best_passage:
@@ -230,8 +240,6 @@ def _shape(services: Services, chosen: list[Evidence], hits: dict[str, dict[str,
         if path != ev.path:
             item["replaces"] = ev.path
         out.append(item)
-        if len(out) == opts.max_notes:
-            break
     _fit(out, opts.max_chars)
     return out
 
@@ -292,7 +300,8 @@ def _memory(
     if opts.max_memory <= 0:
         return [], 0.0
     status = "all" if opts.include_superseded else "active"
-    hits = search_memory(services.memory, text, opts.max_memory * 4, status=status)
+    hits = search_memory(services.memory, text, opts.max_memory * 4, status=status,
+                         query_vector=services.search.query_vector)  # fmt: skip
     terms = len(_TERM.findall(text))
     out, best = [], 0.0
     for h in hits:

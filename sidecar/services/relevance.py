@@ -3,7 +3,7 @@ kept: its background similarity and how common each word is in it.
 
 The background is remeasured when the number of vectors drifts by a tenth (a vault that grew,
 a model that changed); word counts are dropped whenever the index changes, since one FTS query
-per word (~3 ms on dendron-site) is cheaper than keeping them right. The daemon measures the
+per word (all of a prompt's at once) is cheaper than keeping them right. The daemon measures the
 background at start-up, so the first prompt does not pay for embedding the generic prompts.
 """
 
@@ -66,16 +66,15 @@ class Relevance:
             if version != self._version or len(self._words) > MAX_CACHED_WORDS:
                 self._words, self._version = {}, version
             known = dict(self._words)
-        out: dict[str, WordHits] = {}
-        for word in words:
-            if word not in known:
-                rows = term_chunks(services.store, word, cap)
-                if len(rows) >= cap:
-                    known[word] = WordHits(len(rows), None, None)
-                else:
-                    chunks = frozenset(c for c, _ in rows)
-                    known[word] = WordHits(len(rows), frozenset(p for _, p in rows), chunks)
-            out[word] = known[word]
+        words = list(words)
+        found = term_chunks(services.store, [w for w in words if w not in known], cap)
+        for word, rows in found.items():
+            if len(rows) >= cap:
+                known[word] = WordHits(len(rows), None, None)
+            else:
+                chunks = frozenset(c for c, _ in rows)
+                known[word] = WordHits(len(rows), frozenset(p for _, p in rows), chunks)
+        out = {word: known[word] for word in words}
         with self._lock:
             if version == self._version:
                 self._words.update(out)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -83,6 +84,8 @@ class SearchService:
         self.clock = clock
         self.edges = EdgeService(store, state, vectors, embedder)
         self.graph = GraphStage(store, state, vectors, self._lexical)
+        self._recent: OrderedDict[tuple[str, str], Vec] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     @profile_as("search")
     def search(self, q: Query) -> dict[str, Any]:
@@ -96,6 +99,28 @@ class SearchService:
             out["graph_context"], out["edge_results"] = [], []
             return out
         q = replace(q, text=parsed.rank)
+        ranked = self._rank(q, allowed)
+        out["results"] = self.shape(ranked, ranked.best)
+        context = self.graph.expand(ranked.best, q, allowed, ranked.vec) if q.expand else []
+        out["graph_context"] = [
+            {**{k: v for k, v in c.items() if k != "text"}, "snippet": snippet(c["text"], q.text)}
+            for c in context
+        ]
+        out["edge_results"] = []
+        return out
+
+    @profile_as("search")
+    def rank(self, q: Query) -> Ranked:
+        """What ``search`` ranks (no graph context, nothing for a query of filters alone), with
+        the scores and no text yet: ``shape`` reads the rows of those a caller keeps (recall
+        keeps at most 4 of its 16 candidates, and for most prompts none)."""
+        parsed = parse_query(q.text)
+        q = replace(q, text=parsed.rank)
+        if parsed.filters and not parsed.rank.strip():
+            return Ranked(q, [], {}, {}, None)
+        return self._rank(q, self._allowed(q, parsed))
+
+    def _rank(self, q: Query, allowed: set[str] | None) -> Ranked:
         n = max(q.limit * OVERFETCH, 50)
         rows: dict[str, dict[str, Any]] = {}  # chunk rows the lexical search already read
         # The two legs run at once: BM25 in LanceDB's native code on a thread of its own, the
@@ -105,7 +130,7 @@ class SearchService:
         leg = None
         if q.mode != "semantic":
             leg = _Leg(lambda: self._lexical(q.text, n, allowed, rows))
-        vec = None if q.mode == "lexical" or len(self.vectors) == 0 else self._embed(q.text)
+        vec = None if q.mode == "lexical" or len(self.vectors) == 0 else self.query_vector(q.text)
         semantic = [] if vec is None else self._semantic(vec, n, allowed)
         if leg is not None:
             lexical = leg.result()
@@ -121,15 +146,24 @@ class SearchService:
         if floor is None:
             floor = MIN_CONFIDENCE if vec is not None else 0.0
         best = [c for c in best if c.score >= q.min_score and c.parts["confidence"] >= floor]
-        best = best[: q.limit]
-        out["results"] = self._shape(best, q, stale, rows)
-        context = self.graph.expand(best, q, allowed, vec) if q.expand else []
-        out["graph_context"] = [
-            {**{k: v for k, v in c.items() if k != "text"}, "snippet": snippet(c["text"], q.text)}
-            for c in context
-        ]
-        out["edge_results"] = []
-        return out
+        return Ranked(q, best[: q.limit], stale, rows, vec)
+
+    def query_vector(self, text: str) -> Vec:
+        """The query's vector, remembered for the last few queries: recall asks for the
+        prompt's vector three times (notes, memory, its lines), and an agent repeats prompts."""
+        model = self.embedder().model_id
+        with self._recent_lock:
+            vec = self._recent.get((model, text))
+            if vec is not None:
+                self._recent.move_to_end((model, text))
+                return vec
+        vec = np.asarray(self.embedder().embed([text])[0], np.float32)
+        vec.flags.writeable = False  # shared by every caller
+        with self._recent_lock:
+            self._recent[(model, text)] = vec
+            while len(self._recent) > RECENT_QUERIES:
+                self._recent.popitem(last=False)
+        return vec
 
     # -- candidate lists ----------------------------------------------------------------------
 
@@ -208,9 +242,6 @@ class SearchService:
             if allowed is None or h.path in allowed
         ]
         return out[:n]
-
-    def _embed(self, text: str) -> Vec:
-        return np.asarray(self.embedder().embed([text])[0])
 
     def _semantic(
         self, vec: np.ndarray[Any, Any], n: int, allowed: set[str] | None
@@ -312,13 +343,10 @@ class SearchService:
 
     # -- output -------------------------------------------------------------------------------
 
-    def _shape(
-        self,
-        best: list[Candidate],
-        q: Query,
-        stale: dict[str, Stale],
-        known: dict[str, dict[str, Any]],
-    ) -> list[dict[str, Any]]:
+    def shape(self, ranked: Ranked, best: Sequence[Candidate]) -> list[dict[str, Any]]:
+        """``best`` (some of ``ranked.best``) as results, reading the rows the lexical leg
+        did not (one query)."""
+        q, known = ranked.query, ranked.rows
         rows = {
             **known,
             **chunk_rows(self.store, [c.chunk_id for c in best if c.chunk_id not in known]),
@@ -338,8 +366,8 @@ class SearchService:
                 "score": round(c.score, 4),
                 "confidence": c.parts["confidence"],
             }
-            if c.path in stale:
-                item.update(stale[c.path].labels())
+            if c.path in ranked.stale:
+                item.update(ranked.stale[c.path].labels())
             if q.explain:
                 item["explain"] = c.parts
             out.append(item)
@@ -349,6 +377,19 @@ class SearchService:
 _WORD = re.compile(r"\w+", re.UNICODE)
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)  # what the FTS tokenizer splits a query into
 Vec = np.ndarray[Any, Any]
+RECENT_QUERIES = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A ranking before its text is read: the query (its rank text), the notes' best chunks in
+    order, their staleness labels, the rows the lexical leg read, and the query's vector."""
+
+    query: Query
+    best: list[Candidate]
+    stale: dict[str, Stale]
+    rows: dict[str, dict[str, Any]]
+    vec: Vec | None
 
 
 class _Leg:

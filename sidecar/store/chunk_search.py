@@ -7,6 +7,7 @@ positions so phrase queries work. Rows added after the index was built are searc
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 
 from lancedb.index import FTS, BTree
 
-from sidecar.store.lance import IndexStore, sql_str
+from sidecar.store.lance import IndexStore, native, read, sql_str
 
 FTS_COLUMN = "search_text"
 
@@ -75,23 +76,39 @@ def fts_search(
     ensure_fts_index(store)
     if not store.fts_ready:  # an empty table
         return []
-    q = store.chunks.search(_fts_query(query), query_type="fts", fts_columns=FTS_COLUMN)
-    if where:
-        q = q.where(where, prefilter=True)
     columns = [*ROW_COLUMNS, "_score"] if rows else ["chunk_id", "path", "_score"]
-    found = q.select(columns).limit(limit).to_list()
+    found = read(_fts(store, _fts_query(query), columns, limit, where))
     return [Hit(r["chunk_id"], r["path"], float(r["_score"]), r if rows else None) for r in found]
 
 
-def term_chunks(store: IndexStore, term: str, cap: int) -> list[tuple[str, str]]:
-    """(chunk_id, path) of up to ``cap`` chunks holding ``term`` (stemmed as the index stems):
-    how common a word is in this vault, and where. Fewer than ``cap`` rows is the exact count."""
+def term_chunks(
+    store: IndexStore, terms: Sequence[str], cap: int
+) -> dict[str, list[tuple[str, str]]]:
+    """Per term, (chunk_id, path) of up to ``cap`` chunks holding it (stemmed as the index
+    stems): how common a word is in this vault, and where. Fewer than ``cap`` rows is the exact
+    count. The terms' queries run at once, in one trip to LanceDB (one at a time they were
+    ~3 ms each on dendron-site)."""
     ensure_fts_index(store)
-    if not store.fts_ready or not term.strip():
-        return []
-    q = store.chunks.search(term, query_type="fts", fts_columns=FTS_COLUMN)
-    rows = q.select(["chunk_id", "path", "_score"]).limit(cap).to_list()
-    return [(r["chunk_id"], r["path"]) for r in rows]
+    wanted = [t for t in dict.fromkeys(terms) if t.strip()]
+    if not store.fts_ready or not wanted:
+        return {t: [] for t in terms}
+
+    async def each() -> list[list[dict[str, Any]]]:
+        columns = ["chunk_id", "path", "_score"]
+        return list(await asyncio.gather(*(_fts(store, t, columns, cap) for t in wanted)))
+
+    found = dict(zip(wanted, read(each()), strict=True))
+    return {t: [(r["chunk_id"], r["path"]) for r in found.get(t, [])] for t in terms}
+
+
+async def _fts(
+    store: IndexStore, query: str, columns: list[str], limit: int, where: str | None = None
+) -> list[dict[str, Any]]:
+    q = native(store.chunks).query().nearest_to_text(query, columns=FTS_COLUMN)
+    if where:
+        q = q.where(where)  # a filter on a full-text query applies before the ranking
+    rows: list[dict[str, Any]] = (await q.select(columns).limit(limit).to_arrow()).to_pylist()
+    return rows
 
 
 def prefix_paths(store: IndexStore, prefix: str) -> set[str]:
@@ -127,5 +144,10 @@ def chunk_rows(store: IndexStore, chunk_ids: Sequence[str]) -> dict[str, dict[st
     if not chunk_ids:
         return {}
     where = f"chunk_id IN ({', '.join(sql_str(c) for c in chunk_ids)})"
-    rows = store.chunks.search().where(where).select(ROW_COLUMNS).limit(None).to_list()
-    return {r["chunk_id"]: r for r in rows}
+    q = native(store.chunks).query().where(where).select(ROW_COLUMNS)
+    return {r["chunk_id"]: r for r in read(_listed(q))}
+
+
+async def _listed(q: Any) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = (await q.to_arrow()).to_pylist()
+    return rows

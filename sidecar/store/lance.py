@@ -23,14 +23,15 @@ import json
 import logging
 import shutil
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from lancedb.background_loop import LOOP
 from lancedb.index import BTree
 from numpy.typing import NDArray
 
@@ -109,6 +110,20 @@ def _in_list(column: str, values: Sequence[str]) -> str:
 
 
 Vectors = NDArray[np.float32]
+T = TypeVar("T")
+
+
+def native(table: Any) -> Any:
+    """The async table a LanceDB table wraps: the same open dataset (the same version, the
+    same caches), queried without the sync wrapper, which per query fetches the schema three
+    times and stats the disk for a legacy index, each a trip to LanceDB's event loop."""
+    return table._table
+
+
+def read(query: Coroutine[Any, Any, T]) -> T:
+    """A read of ``native`` tables, run in one trip to LanceDB's event loop (a recall prompt
+    made ~30 trips through the sync API: ~25 ms of its time on a loaded machine)."""
+    return cast(T, LOOP.run(query))  # type: ignore[no-untyped-call]
 
 
 class IndexStore:

@@ -19,7 +19,7 @@ import pyarrow as pa
 from lancedb.index import FTS
 
 from sidecar.errors import StoreError
-from sidecar.store.lance import sql_str
+from sidecar.store.lance import native, read, sql_str
 
 SCHEMA_VERSION = "m1"
 COUNTERS = ("confirmations", "refutations", "last_confirmed_at", "notified_for")
@@ -57,6 +57,7 @@ class MemoryTable:
 
     def __init__(self, db: Any, dim: int) -> None:
         self.dim = dim
+        self.fts_ready = False
         self.schema = memory_schema(dim)
         try:
             existing = set(db.list_tables().tables)
@@ -100,18 +101,19 @@ class MemoryTable:
             self.update(entry_id, {"model": model, "vector": [float(x) for x in vec]})
 
     def search(self, query: str, limit: int) -> list[MemoryHit]:
-        """BM25 over title, tags and body; empty when nothing matches or the table is empty."""
-        if not query.strip() or self.table.count_rows() == 0:
+        """BM25 over title, tags and body; empty when nothing matches or the table is empty.
+        Once the index is known to exist (it lives as long as the table) a search is one
+        query: recall runs one for every prompt."""
+        if not query.strip():
             return []
-        self._ensure_fts()
+        if not self.fts_ready:
+            if self.table.count_rows() == 0:
+                return []
+            self._ensure_fts()
+            self.fts_ready = True
         text = query if query.count('"') % 2 == 0 else query.replace('"', " ")
         try:
-            rows = (
-                self.table.search(text, query_type="fts", fts_columns="search_text")
-                .select(["id", "_score"])
-                .limit(limit)
-                .to_list()
-            )
+            rows = read(_fts(native(self.table), text, limit))
         except (ValueError, RuntimeError, OSError) as exc:
             raise StoreError(f"memory search failed: {exc}") from exc
         return [MemoryHit(r["id"], float(r["_score"])) for r in rows]
@@ -134,3 +136,9 @@ class MemoryTable:
             fn()
         except (OSError, ValueError, RuntimeError) as exc:
             raise StoreError(f"memory table write failed: {exc}") from exc
+
+
+async def _fts(table: Any, text: str, limit: int) -> list[dict[str, Any]]:
+    q = table.query().nearest_to_text(text, columns="search_text").select(["id", "_score"])
+    rows: list[dict[str, Any]] = (await q.limit(limit).to_arrow()).to_pylist()
+    return rows
