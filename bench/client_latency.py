@@ -8,7 +8,7 @@ until an answered ``initialize``, with ``python -c pass`` measured in the same r
 Each ``--tree LABEL=PATH`` is a checkout whose ``sidecar`` package runs (``PYTHONPATH``), with
 its own daemon on its own copy of the vault; the runs interleave the trees call by call, so a
 before/after comparison sees the same load. Every process starts the way the console script
-does (``from sidecar.cli.main import main``), in this interpreter.
+does (``sidecar.cli.launch.main``), in this interpreter.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from typing import IO, Any, NamedTuple
 from machine import describe, pct
 
 REPO = Path(__file__).resolve().parents[1]
-MAIN = "import sys; from sidecar.cli.main import main; sys.exit(main())"
+# the console script's entry (``sidecar.cli.launch``; a checkout before it: ``sidecar.cli.main``)
+MAIN = ("import sys\ntry:\n    from sidecar.cli.launch import main\nexcept ImportError:\n"
+        "    from sidecar.cli.main import main\nsys.exit(main())")  # fmt: skip
 PROMPT = json.dumps({"prompt": "where do we keep session data now, and for how long?"})
 START, END = "<!-- client_latency:start -->", "<!-- client_latency:end -->"
 

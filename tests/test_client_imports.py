@@ -98,6 +98,42 @@ def test_commands_through_the_daemon_import_nothing_heavy(
     assert "pydantic" not in modules  # the daemon validates; its import is 50-70 ms
 
 
+# The hooks as ``sidecar agent install`` writes them, started as the ``sidecar`` command starts
+# (``python -m sidecar`` runs the same entry as the console script).
+AS_INSTALLED = PRELUDE.replace(
+    "from sidecar.cli.main import main\n    main()",
+    "import runpy\n    runpy.run_module('sidecar', run_name='__main__')",
+)
+HOOKS = {
+    "recall": (
+        b'{"prompt": "Where are user sessions stored? The Redis session storage '
+        b'decision", "session_id": "s1", "hook_event_name": "UserPromptSubmit"}',
+        b"Vault notes that may matter here",
+    ),
+    "session-start": (b'{"hook_event_name": "SessionStart", "source": "startup"}', b""),
+}
+
+
+@pytest.mark.parametrize("name", list(HOOKS))
+def test_the_installed_hooks_start_without_the_cli(
+    daemon: RunningDaemon, tmp_path: Path, name: str
+) -> None:
+    """A hook runs on every prompt: without click and the CLI's commands it costs about half
+    the CPU (docs/benchmarks.md, the hook)."""
+    stdin, expect = HOOKS[name]
+    out = tmp_path / "modules.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", AS_INSTALLED, str(out), name, "--hook", "--vault", str(daemon.vault)],
+        env=daemon.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    stdout, modules = finish(proc, out, stdin)
+    assert proc.returncode == 0 and expect in stdout, stdout
+    assert heavy_in(modules) == []
+    loaded = [m for m in modules if m.split(".")[0] == "click" or m.startswith("sidecar.cli.")]
+    assert loaded == [m for m in ("sidecar.cli.hook", "sidecar.cli.launch",
+                                  "sidecar.cli.memory_output") if m in modules]  # fmt: skip
+
+
 def test_help_imports_nothing_heavy(daemon: RunningDaemon, tmp_path: Path) -> None:
     proc, out = start(daemon, tmp_path, "--help")
     stdout, modules = finish(proc, out)

@@ -10,7 +10,6 @@ instead of the text.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -22,30 +21,22 @@ import click
 
 from sidecar.cli.base import common, fail
 from sidecar.cli.client import connect, stderr_line
+from sidecar.cli.hook import hook_input, quiet_call
 from sidecar.cli.memory_output import fmt_recall
 from sidecar.config import find_vault, load_settings
-from sidecar.errors import DaemonUnreachable, SidecarError
-from sidecar.transports.unix_path import find_daemon
+from sidecar.errors import SidecarError
 
 
 def _quiet_call(vault: str | None, method: str, params: dict[str, Any],
                 hook: bool = False) -> dict[str, Any] | None:  # fmt: skip
-    """The method's result, or None: never an exception, never a non-zero exit.
-
-    As a hook it prints nothing on a failure (``SIDECAR_HOOK_DEBUG=1`` says why on stderr) and
-    answers only from a daemon: in-process, the first prompt would index the vault inside the
-    hook's timeout. With no daemon it starts one when ``daemon.autostart`` is on (for the next
-    prompt; this one gets nothing) and otherwise stays silent."""
+    """The method's result, or None: never an exception, never a non-zero exit. As a hook,
+    ``sidecar.cli.hook.quiet_call`` (silent, only from a daemon); otherwise through the daemon
+    or in-process, a failure said in one line on stderr."""
+    if hook:
+        return quiet_call(vault, method, params)
     try:
         settings = load_settings(find_vault(vault, os.environ, Path.cwd()), os.environ)
-        if hook and find_daemon(settings, os.environ) is None:
-            if settings["daemon.autostart"]:
-                from sidecar.transports.autostart import start_daemon
-
-                with contextlib.suppress(SidecarError):  # started; its socket comes later
-                    start_daemon(settings, os.environ, timeout=0.05)
-            raise DaemonUnreachable(f"no daemon serves {settings.vault}")
-        client = connect(settings, notice=None if hook else stderr_line)
+        client = connect(settings, notice=stderr_line)
         try:
             result: dict[str, Any] = client.call(method, params)
             return result
@@ -53,17 +44,12 @@ def _quiet_call(vault: str | None, method: str, params: dict[str, Any],
             client.close()
     except Exception as exc:
         message = exc.message if isinstance(exc, SidecarError) else f"{type(exc).__name__}: {exc}"
-        if not hook or os.environ.get("SIDECAR_HOOK_DEBUG"):
-            click.echo(f"sidecar {method}: {message}", err=True)
+        click.echo(f"sidecar {method}: {message}", err=True)
         return None
 
 
 def _hook_input() -> dict[str, Any]:
-    try:
-        data = json.loads(sys.stdin.read() or "{}")
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+    return hook_input(sys.stdin)
 
 
 @click.command(name="session-start")
