@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,6 +46,14 @@ def daemon() -> Iterator[RunningDaemon]:
 def test_neovim_applies_the_preferred_fix_on_a_spaced_note(daemon: RunningDaemon,
                                                           tmp_path: Path) -> None:  # fmt: skip
     nvim = tool("nvim")
+    wide = daemon.vault / "people" / "Zoë — notes.md"  # non-ASCII before its links
+    wide.write_text("Ça — voir [[Session Store]] · 😀 [[Session Store|the store]]\n", "utf-8")
+    with daemon.client() as c:
+        for _ in range(300):
+            refs = c.call("note.references", {"note": NOTE})["references"]
+            if any(r["source"] == "people/Zoë — notes.md" for r in refs):
+                break
+            time.sleep(0.05)
     snippet = tmp_path / "snippet.lua"
     snippet.write_text(docs_snippet(), "utf-8")
     report = tmp_path / "report.json"
@@ -64,7 +73,7 @@ def test_neovim_applies_the_preferred_fix_on_a_spaced_note(daemon: RunningDaemon
                            f"luafile {SCRIPT}"], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=150)  # fmt: skip
     assert report.exists(), done.stderr
-    r = json.loads(report.read_text("utf-8"))
+    r = json.loads(report.read_bytes().decode("utf-8", "replace"))  # a range cut mid-character
     assert r.get("error") is None, (r, done.stderr[-2000:])
     assert done.returncode == 0, done.stderr
     assert r["filetype"] == "markdown" and r["root_dir"] == str(daemon.vault)
@@ -72,3 +81,16 @@ def test_neovim_applies_the_preferred_fix_on_a_spaced_note(daemon: RunningDaemon
     assert r["line"] == "Typed: see [[Session Store]] now." and r["modified"]
     assert "Session Store" in (daemon.vault / NOTE).read_text("utf-8")
     assert "[[Sesion Store]]" not in (daemon.vault / NOTE).read_text("utf-8")  # never saved
+    # references as Neovim lists them: each item's range covers a link to the note
+    assert r["encoding"] == "utf-8"  # Neovim prefers UTF-8: ranges count bytes
+    rel = {(str(Path(i["file"]).relative_to(daemon.vault)), i["lnum"], i["covered"])
+           for i in r["references"]}  # fmt: skip
+    assert rel == {
+        ("services/Auth Service.md", 4, "[[Session Store]]"),
+        ("services/Auth Service.md", 11, "[[Session Store]]"),
+        ("services/Auth Service.md", 20, "[Session Store runbook](Session%20Store.md#runbook)"),
+        ("decisions/ADR-7 Session storage.md", 16, "[[Session Store]]"),
+        ("people/Alice.md", 7, "[[Session Store]]"),
+        ("people/Zoë — notes.md", 1, "[[Session Store]]"),
+        ("people/Zoë — notes.md", 1, "[[Session Store|the store]]"),
+    }, r["references"]

@@ -4,7 +4,9 @@
 -- in a folder outside the vault, with SIDECAR_LSP_SNIPPET (the snippet, copied verbatim from the
 -- docs into a file), SIDECAR_NOTE (a note whose path has a space) and SIDECAR_OUT (a JSON report).
 -- It opens the note, types a broken link, waits for its diagnostic, applies the preferred code
--- action and reports the buffer. Any Lua error is written to the report and exits non-zero.
+-- action and reports the buffer, then asks for the note's references and reports each item as
+-- Neovim lists it (its line, and the text its range covers, cut in the negotiated encoding).
+-- Any Lua error is written to the report and exits non-zero.
 local out_path = assert(vim.env.SIDECAR_OUT, "SIDECAR_OUT is not set")
 local report = { steps = {} }
 
@@ -56,6 +58,22 @@ local function run()
   end)
   report.line = vim.api.nvim_buf_get_lines(buf, typed, typed + 1, false)[1]
   report.modified = vim.bo[buf].modified
+  -- what `vim.lsp.buf.references()` puts in the quickfix list, asked from line 1 (the note)
+  local res = client:request_sync("textDocument/references", {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    position = { line = 0, character = 0 },
+    context = { includeDeclaration = false },
+  }, 30000, buf)
+  assert(res and not res.err, "references failed: " .. vim.inspect(res))
+  report.encoding = client.offset_encoding
+  report.references = {}
+  for _, item in ipairs(vim.lsp.util.locations_to_items(res.result or {}, client.offset_encoding)) do
+    table.insert(report.references, {
+      file = item.filename,
+      lnum = item.lnum,
+      covered = item.text:sub(item.col, item.end_col - 1),
+    })
+  end
 end
 
 local ok, err = xpcall(run, debug.traceback)
