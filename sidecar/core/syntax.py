@@ -666,6 +666,7 @@ FAST_COMMONMARK: tuple[type[Any], ...] = (
     _fast_paragraph(block.Paragraph),
     _opens_with("#", block.Heading),
     _opens_with("`~", block.FencedCode),
+    _opens_with(" \t", block.CodeBlock, ""),  # four spaces or a tab in
     _opens_with("-_*", block.ThematicBreak, False),
     _opens_with("<", block.HTMLBlock, False),
     BlankLine,
