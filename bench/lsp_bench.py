@@ -44,12 +44,23 @@ from sidecar.transports.unix import RpcClient
 from tests.daemon_harness import RunningDaemon, daemon_env, start
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (Linux ``/proc``): unlike latency on a shared
+    machine, the CPU a request costs hardly moves with the load."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def measure(
-    vault: Path, env: dict[str, str], n: int, rng: random.Random, pin: bool
-) -> dict[str, list[float]]:
+    vault: Path, env: dict[str, str], n: int, rng: random.Random, pin: bool, daemon: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Latencies per request kind, and the CPU seconds the server and the daemon spent on
+    completion and on references: ``{kind: [server, daemon, requests]}``."""
     client = make_test_lsp_client()
     argv = [sys.executable, "-m", "sidecar", "lsp", *(["--vault", str(vault)] if pin else [])]
     await client.start_io(*argv, env=env, cwd=tempfile.gettempdir())
+    assert client._server is not None  # pygls' client keeps the process it started there
+    server = client._server.pid
     await client.initialize_session(t.InitializeParams(
         capabilities=client_capabilities("neovim"), root_uri=vault.as_uri(),
         initialization_options={"autostart": False}))  # fmt: skip
@@ -59,6 +70,14 @@ async def measure(
     text = (vault / rel).read_text("utf-8")
     client.text_document_did_open(t.DidOpenTextDocumentParams(
         t.TextDocumentItem(uri, "markdown", 1, text)))  # fmt: skip
+    cpu: dict[str, list[float]] = {}
+
+    def spent(kind: str, since: tuple[float, float] | None, count: int = 0) -> tuple[float, float]:
+        now = cpu_seconds(server), cpu_seconds(daemon)
+        if since is not None:
+            cpu[kind] = [now[0] - since[0], now[1] - since[1], count]
+        return now
+
     out: dict[str, list[float]] = {"completion_first": [], "completion": [], "references": [],
                                    "diagnostics": [], "diagnostics_check": []}  # fmt: skip
     for i in range(n + 1):
@@ -75,7 +94,11 @@ async def measure(
         took = (time.perf_counter() - started) * 1000
         assert isinstance(got, t.CompletionList) and got.items, prefix
         out["completion_first" if i == 0 else "completion"].append(took)
+        if i == 0:
+            began = spent("completion", None)
+    began = spent("completion", began, n)
     targets = hub_sample(vault, env, n, rng)
+    began = spent("references", None)
     for target in targets:
         started = time.perf_counter()
         refs = await client.text_document_references_async(t.ReferenceParams(
@@ -84,6 +107,7 @@ async def measure(
             position=t.Position(0, 0)))  # fmt: skip
         out["references"].append((time.perf_counter() - started) * 1000)
         assert refs, target
+    spent("references", began, len(targets))
     version = n + 10
     for i in range(min(n, 100)):
         version += 1
@@ -99,7 +123,7 @@ async def measure(
         out["diagnostics"].append(took)
         out["diagnostics_check"].append(took - DEBOUNCE_S * 1000)
     await client.shutdown_session()
-    return out
+    return out, cpu
 
 
 def edited_note(vault: Path) -> str:
@@ -130,7 +154,8 @@ def main() -> None:
     args = ap.parse_args()
     servers = [s.split("=", 1) for s in args.server] or [["now", ""]]
     out: dict[str, dict[str, list[float]]] = {label: {} for label, _ in servers}
-    runs: dict[str, tuple[Path, dict[str, str]]] = {}
+    cpu: dict[str, dict[str, list[float]]] = {label: {} for label, _ in servers}
+    runs: dict[str, tuple[Path, dict[str, str], int]] = {}
     daemons: list[RunningDaemon] = []
     states: list[Path] = []
     try:
@@ -144,17 +169,20 @@ def main() -> None:
             d = start(vault, env, wait=600, code=Path(path) if path else None)
             daemons.append(d)
             env["SIDECAR_BENCH_SOCKET"] = str(d.socket)
-            runs[label] = (vault, {**env, "PYTHONPATH": path} if path else env)
+            runs[label] = (vault, {**env, "PYTHONPATH": path} if path else env, d.proc.pid)
         began = " / ".join(f"{x:.2f}" for x in os.getloadavg())
         # two rounds, the second in reverse order, the same requests for every server
         rounds = [servers] if len(servers) == 1 else [servers, servers[::-1]]
         for r, order in enumerate(rounds):
             for label, _ in order:
-                vault, run_env = runs[label]
-                got = asyncio.run(measure(vault, run_env, args.n // len(rounds),
-                                          random.Random(11 + r), args.pin))  # fmt: skip
+                vault, run_env, daemon = runs[label]
+                got, spent = asyncio.run(measure(vault, run_env, args.n // len(rounds),
+                                                 random.Random(11 + r), args.pin, daemon))  # fmt: skip
                 for key, values in got.items():
                     out[label].setdefault(key, []).extend(values)
+                for key, used in spent.items():
+                    total = cpu[label].setdefault(key, [0.0, 0.0, 0])
+                    cpu[label][key] = [a + b for a, b in zip(total, used, strict=True)]
     finally:
         for d in daemons:
             d.stop()
@@ -172,6 +200,10 @@ def main() -> None:
         for key, values in out[label].items():
             print(f"| {key} | {statistics.median(values):.1f} | {pct(values, 0.95):.1f} | "
                   f"{max(values):.1f} |")  # fmt: skip
+        print()
+        for key, (in_server, in_daemon, count) in cpu[label].items():
+            print(f"CPU per {key} request: server {1000 * in_server / count:.2f} ms, daemon "
+                  f"{1000 * in_daemon / count:.2f} ms ({int(count)} requests).  ")  # fmt: skip
         print()
 
 
