@@ -3,10 +3,11 @@ inotify, the real socket and LanceDB on disk."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 from tests.conftest import EXAMPLE_VAULT
 from tests.daemon_harness import LOAD, RunningDaemon, running
 from tests.editor_saves import DRAFT_MARK, PATTERNS, in_place
+from tests.test_plugins import tool
 
 pytestmark = pytest.mark.e2e  # starts the daemon
 
@@ -49,6 +51,21 @@ def found(d: RunningDaemon, word: str) -> set[str]:
     return {h["path"] for h in hits}
 
 
+def neovim(backupcopy: str) -> Callable[[Path, str], None]:
+    """A save by real Neovim: ``backupcopy=no`` renames the note to its backup and writes a new
+    file (vim's default on most files), ``yes`` copies the backup and writes in place."""
+    nvim = tool("nvim")
+
+    def save(path: Path, text: str) -> None:
+        subprocess.run(
+            [nvim, "--clean", "--headless", "-n", "-c", f"set backupcopy={backupcopy}", "-c",
+             "%delete _", "-c", 'call setline(1, split($SAVE_TEXT, "\\n"))', "-c", "wq", str(path)],
+            env={**os.environ, "SAVE_TEXT": text}, check=True, capture_output=True, timeout=30 * LOAD,
+        )  # fmt: skip
+
+    return save
+
+
 def cpu_ns(pid: int) -> int:
     """CPU time of all the process's threads, in ns (schedstat: finer than clock ticks)."""
     tasks = Path(f"/proc/{pid}/task")
@@ -58,12 +75,14 @@ def cpu_ns(pid: int) -> int:
 def test_each_editors_save_is_indexed_once_when_its_writer_is_done(tmp_path: Path) -> None:
     source = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, source)
-    notes = {name: f"Saved by {name.split()[0]} (é #{i}).md" for i, name in enumerate(PATTERNS)}
+    patterns = {**PATTERNS, "Neovim, backupcopy=no": neovim("no"),
+                "Neovim, backupcopy=yes": neovim("yes")}  # fmt: skip
+    notes = {name: f"Saved by {name.split()[0]} (é #{i}).md" for i, name in enumerate(patterns)}
     for rel in notes.values():
         (source / rel).write_text("# Before\n\nThe old text.\n", "utf-8")
     with running(source, debounce_ms=FALLBACK_ONLY, env=SETTLE) as d, d.client() as sub:
         changes = Changes(sub.subscribe(["index.changed"], timeout=20 * LOAD))
-        for i, (name, save) in enumerate(PATTERNS.items()):
+        for i, (name, save) in enumerate(patterns.items()):
             word = f"finalword{i}x"
             save(d.vault / notes[name], f"# After\n\nSaved by {name}: {word}.\n")
             changes.until(notes[name])
