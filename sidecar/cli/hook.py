@@ -21,8 +21,6 @@ from typing import Any
 
 from sidecar.config import find_vault, load_settings
 from sidecar.errors import DaemonUnreachable, SidecarError
-from sidecar.transports.unix_client import RpcClient
-from sidecar.transports.unix_path import find_daemon
 
 HOOKS = ("recall", "session-start")
 SESSION_BUDGET = 2000  # characters, as ``sidecar session-start --budget`` defaults
@@ -72,6 +70,11 @@ def hook_input(stream: Any) -> dict[str, Any]:
 def quiet_call(vault: str | None, method: str, params: dict[str, Any],
                debug: bool | None = None) -> dict[str, Any] | None:  # fmt: skip
     """The method's result from the vault's daemon, or None: never an exception."""
+    # here, not at the top: every `sidecar` passes through this module (``launch``), and
+    # `sidecar --help` needs no socket (tests/test_client_imports.py)
+    from sidecar.transports.unix_client import RpcClient
+    from sidecar.transports.unix_path import find_daemon
+
     if debug is None:
         debug = bool(os.environ.get("SIDECAR_HOOK_DEBUG"))
     try:
