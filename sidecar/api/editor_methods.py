@@ -71,7 +71,8 @@ METHODS = [
     Method("note.resolve", ResolveParams, _resolve,
            "Where links written in a note lead: target, state, candidates, heading line."),
     Method("note.references", ReferencesParams, _references,
-           "Every link to a note (or one of its headings) as written, with source and line."),
+           "Every link to a note (or one of its headings) as written, with source and line, and "
+           "its columns when the line is ASCII up to it."),
     Method("note.check", CheckParams, _check,
            "Lint findings for a note's unsaved text (parsed in memory; nothing is written)."),
 ]  # fmt: skip
