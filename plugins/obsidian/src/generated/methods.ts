@@ -335,7 +335,7 @@ export type NoteReadParams = {
   max_chars?: number;
 };
 
-/** Params of `note.references`: Every link to a note (or one of its headings) as written, with source and line. */
+/** Params of `note.references`: Every link to a note (or one of its headings) as written, with source and line, and its columns when the line is ASCII up to it. */
 export type NoteReferencesParams = {
   /** Note path (.md optional), name or alias. */
   note: string;
@@ -539,7 +539,7 @@ export const METHOD_INFO: { readonly [M in MethodName]: { readonly summary: stri
   "note.mentions": { summary: "Notes that name this note (title, file name, aliases) without linking it.", readOnly: true },
   "note.move": { summary: "Rename or move a note and rewrite every link to it.", readOnly: false },
   "note.read": { summary: "A note's text, a section or a line range, in pages.", readOnly: true },
-  "note.references": { summary: "Every link to a note (or one of its headings) as written, with source and line.", readOnly: true },
+  "note.references": { summary: "Every link to a note (or one of its headings) as written, with source and line, and its columns when the line is ASCII up to it.", readOnly: true },
   "note.resolve": { summary: "Where links written in a note lead: target, state, candidates, heading line.", readOnly: true },
   "note.write": { summary: "Create a note or replace it whole (expected_hash or overwrite).", readOnly: false },
   "recall": { summary: "The few notes and memory entries that matter for a prompt, or an abstention; never fails (errors abstain).", readOnly: true },
