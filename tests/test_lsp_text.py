@@ -9,7 +9,7 @@ from pathlib import Path
 from sidecar.api import build_registry
 from sidecar.core import link_edits as e
 from sidecar.core.fix import add_relation
-from sidecar.core.link_spans import headings, link_at, links_in, links_on, split_lines
+from sidecar.core.link_spans import heading_at, headings, link_at, links_in, links_on, split_lines
 from sidecar.lsp import complete
 from sidecar.lsp.names import Names
 from sidecar.services.context import Services
@@ -30,6 +30,16 @@ def test_links_on_a_line_split_into_parts() -> None:
 def test_links_in_code_are_not_links() -> None:
     assert [x.name.text for x in links_on(0, "`[[Not]]` but [[Yes]]")] == ["Yes"]
     assert link_at(["x [[A]] y"], 0, 3) is not None and link_at(["x [[A]] y"], 0, 8) is None
+
+
+def test_heading_at_parses_only_where_a_heading_can_start() -> None:
+    """``heading_at`` skips the parse on lines no heading starts on; the headings it still
+    finds are the parse's: ATX in a list or a quote, a setext heading over two lines."""
+    text = ("---\ntitle: T\n---\nPlain line\n\n- # In a list\n> ## Quoted\n\n"
+            "Two lines\nof setext\n===\n\nA paragraph\n\n---\n")  # fmt: skip
+    lines = split_lines(text)
+    found = [i for i in range(len(lines)) if heading_at(lines, i) is not None]
+    assert found == [h.line - 1 for h in headings(lines)] == [5, 6, 8]
 
 
 def test_a_frontmatter_link_four_spaces_in_is_a_link() -> None:
