@@ -20,12 +20,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from tests.daemon_harness import LOAD, daemon_env, start
+from tests.daemon_harness import KILL_ROUNDS, LOAD, daemon_env, start
 from tests.test_daemon import _call_quietly, _fresh_export
 
 pytestmark = pytest.mark.e2e  # starts processes: the daemon, the CLI, editors
-
-ROUNDS = 20
 
 
 def make_vault(root: Path, n: int = 120) -> None:
@@ -38,14 +36,14 @@ def make_vault(root: Path, n: int = 120) -> None:
         (folder / f"note {i}.md").write_text(f"# Note {i}\n\n{links}\n\n{body}\n", "utf-8")
 
 
-def test_kill_9_mid_index_twenty_rounds_then_doctor_finds_nothing() -> None:
+def test_kill_9_mid_index_round_after_round_then_doctor_finds_nothing() -> None:
     state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scc"))
     vault = state / "vault"
     make_vault(vault)
     env = daemon_env(state)
     rng = random.Random(11)
     try:
-        for round_ in range(ROUNDS):
+        for round_ in range(KILL_ROUNDS):
             d = start(vault, env)
             try:
                 with d.client(timeout=None) as c:
