@@ -46,6 +46,8 @@ finally:
 @pytest.fixture(scope="module")
 def daemon() -> Iterator[RunningDaemon]:
     with running(EXAMPLE_VAULT) as d:
+        with d.client(timeout=None) as c:  # recall answers from vectors: embed them first
+            c.call("index.reindex", {"embed": True})
         yield d
 
 
