@@ -155,95 +155,91 @@ def hook(t: Tree) -> Sample:
     return timed(argv, t.env, stdin=PROMPT)
 
 
-def _line(stream: IO[bytes]) -> dict[str, Any]:
-    line = stream.readline()
-    if not line:
-        raise SystemExit("the MCP server closed stdout")
-    message: dict[str, Any] = json.loads(line)
-    return message
-
-
-def mcp(t: Tree) -> Sample:
-    """From exec to the answer of tools/list (after initialize); RSS after one tool call."""
-    began = time.perf_counter()
-    proc = subprocess.Popen(t.argv("mcp", "--vault", str(t.vault)), env=t.env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
-    assert proc.stdin is not None and proc.stdout is not None
-
-    def send(message: dict[str, Any]) -> None:
-        assert proc.stdin is not None
-        proc.stdin.write(json.dumps(message).encode() + b"\n")
-        proc.stdin.flush()
-
-    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "0"}}})  # fmt: skip
-    while _line(proc.stdout).get("id") != 1:
-        pass
-    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-    while "tools" not in _line(proc.stdout).get("result", {}):
-        pass
-    took, cpu = time.perf_counter() - began, _cpu_of(proc.pid)
-    send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-        "name": "note_backlinks", "arguments": {"note": "Auth Service"}}})  # fmt: skip
-    while _line(proc.stdout).get("id") != 3:
-        pass
-    rss = rss_mib(proc.pid)
-    proc.stdin.close()
-    proc.wait(timeout=30)
-    return Sample(took, cpu, rss)
-
-
 def _frame(message: dict[str, Any]) -> bytes:
     body = json.dumps(message).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
-def _read_frame(stream: IO[bytes]) -> dict[str, Any]:
+def _read_frame(stream: IO[bytes]) -> bytes:
     length = 0
     while (line := stream.readline()) not in (b"\r\n", b""):
         if line.lower().startswith(b"content-length:"):
             length = int(line.split(b":")[1])
-    if not length:
-        raise SystemExit("the language server closed stdout")
-    message: dict[str, Any] = json.loads(stream.read(length))
-    return message
+    return stream.read(length) if length else b""
+
+
+class _Server:
+    """``sidecar mcp`` or ``sidecar lsp`` in a process of its own, spoken to in its framing:
+    MCP writes one message a line, LSP a Content-Length header before each."""
+
+    def __init__(self, t: Tree, command: str, framed: bool) -> None:
+        self.framed = framed
+        self.proc = subprocess.Popen(t.argv(command, "--vault", str(t.vault)), env=t.env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)  # fmt: skip
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(
+            _frame(message) if self.framed else json.dumps(message).encode() + b"\n"
+        )
+        self.proc.stdin.flush()
+
+    def answer(self, ident: int) -> dict[str, Any]:
+        """The reply to request ``ident`` (notifications and the server's requests skipped)."""
+        assert self.proc.stdout is not None
+        while True:
+            raw = _read_frame(self.proc.stdout) if self.framed else self.proc.stdout.readline()
+            if not raw:
+                raise SystemExit("the server closed stdout")
+            message: dict[str, Any] = json.loads(raw)
+            if message.get("id") == ident and "method" not in message:
+                return message
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def mcp(t: Tree) -> Sample:
+    """From exec to the answer of tools/list (after initialize); RSS after one tool call."""
+    began = time.perf_counter()
+    server = _Server(t, "mcp", framed=False)
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"}}})  # fmt: skip
+    server.answer(1)
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert "tools" in server.answer(2)["result"]
+    took, cpu = time.perf_counter() - began, _cpu_of(server.proc.pid)
+    server.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "note_backlinks", "arguments": {"note": "Auth Service"}}})  # fmt: skip
+    server.answer(3)
+    rss = rss_mib(server.proc.pid)
+    server.close()
+    return Sample(took, cpu, rss)
 
 
 def lsp(t: Tree) -> Sample:
     """From exec to the answer of initialize; RSS after a workspace/symbol answered."""
     began = time.perf_counter()
-    proc = subprocess.Popen(t.argv("lsp", "--vault", str(t.vault)), env=t.env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
-    assert proc.stdin is not None and proc.stdout is not None
-
-    def send(message: dict[str, Any]) -> None:
-        assert proc.stdin is not None
-        proc.stdin.write(_frame(message))
-        proc.stdin.flush()
-
-    def answer(ident: int) -> dict[str, Any]:
-        assert proc.stdout is not None
-        while (message := _read_frame(proc.stdout)).get("id") != ident or "method" in message:
-            pass
-        return message
-
-    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    server = _Server(t, "lsp", framed=True)
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "processId": None, "rootUri": t.vault.as_uri(), "capabilities": {}}})  # fmt: skip
-    answer(1)
-    took, cpu = time.perf_counter() - began, _cpu_of(proc.pid)
-    send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-    send({"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol", "params": {"query": "Auth"}})
-    answer(2)
-    rss = rss_mib(proc.pid)
-    send({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
-    answer(3)
-    send({"jsonrpc": "2.0", "method": "exit"})
-    proc.stdin.close()
-    proc.wait(timeout=30)
+    server.answer(1)
+    took, cpu = time.perf_counter() - began, _cpu_of(server.proc.pid)
+    server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    server.send(
+        {"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol", "params": {"query": "Auth"}}
+    )
+    server.answer(2)
+    rss = rss_mib(server.proc.pid)
+    server.send({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+    server.answer(3)
+    server.send({"jsonrpc": "2.0", "method": "exit"})
+    server.close()
     return Sample(took, cpu, rss)
 
 
