@@ -59,51 +59,51 @@ class Tag(inline.InlineElement):
         return (m for m in _TAG.finditer(text) if not m.group(1).rstrip("/-").isdigit())
 
 
-class BlockId(inline.InlineElement):
+class _Marked(inline.InlineElement):
+    """An element whose pattern needs ``marker`` in the text: a text without it is not
+    searched (marko tries every element on every inline run)."""
+
+    marker = ""
+    pattern: re.Pattern[str]
+
+    @classmethod
+    def find(cls, text: str, *, source: Source) -> Any:
+        return cls.pattern.finditer(text) if cls.marker in text else ()
+
+
+class BlockId(_Marked):
     """``^id`` ending a block's line: the target of ``[[Note#^id]]``."""
 
     pattern = _BLOCK_ID
+    marker = "^"
     priority = 4
 
     def __init__(self, match: Any) -> None:
         self.children = match.group(0)
         self.name = match.group(1)
 
-    @classmethod
-    def find(cls, text: str, *, source: Source) -> Any:
-        return _BLOCK_ID.finditer(text) if "^" in text else ()
 
-
-class Comment(inline.InlineElement):
+class Comment(_Marked):
     """``%%hidden%%``: Obsidian shows nothing of it, so nothing in it is a link or a tag."""
 
     pattern = re.compile(r"%%([\s\S]*?)%%")
+    marker = "%%"
     priority = 8
 
-    @classmethod
-    def find(cls, text: str, *, source: Source) -> Any:
-        return cls.pattern.finditer(text) if "%%" in text else ()
 
-
-class Highlight(inline.InlineElement):
+class Highlight(_Marked):
     pattern = re.compile(r"(?<!=)==(?!=)(\S(?:[\s\S]*?\S)?)==(?!=)")
+    marker = "=="
     priority = 5
     parse_children = True
 
-    @classmethod
-    def find(cls, text: str, *, source: Source) -> Any:
-        return cls.pattern.finditer(text) if "==" in text else ()
 
-
-class InlineMath(inline.InlineElement):
+class InlineMath(_Marked):
     """``$x^2$``: opaque like a code span (no space inside either dollar, as Obsidian)."""
 
     pattern = re.compile(r"(?<![\\$])\$(?=[^\s$])([^$\n]*?[^\s\\$])\$(?![$\d])")
+    marker = "$"
     priority = 7
-
-    @classmethod
-    def find(cls, text: str, *, source: Source) -> Any:
-        return cls.pattern.finditer(text) if "$" in text else ()
 
 
 class _UntilMarker(block.BlockElement):
