@@ -146,6 +146,7 @@ def test_second_daemon_refuses_and_sigterm_exits_cleanly(tmp_path: Path) -> None
         assert "MALLOC_ARENA_MAX" not in d.env
         environ = Path(f"/proc/{d.proc.pid}/environ").read_bytes().split(b"\0")
         assert b"MALLOC_ARENA_MAX=1" in environ
+        assert b"OPENBLAS_NUM_THREADS=1" in environ  # no spinning BLAS workers (heap.py)
         assert d.stop(signal.SIGTERM) == 0
         assert not d.socket.exists()
 

@@ -2,12 +2,16 @@
 
 A daemon idles for days after bursts of work (a cold index, an embedding backlog, a run of
 queries); what a burst freed should go back to the OS, and what lives as long as the daemon
-should not be walked by every garbage collection. Four steps, each measured in
-``docs/benchmarks.md`` (resident memory):
+should not be walked by every garbage collection. Five steps, each measured in
+``docs/benchmarks.md`` (resident memory; the BLAS thread: the hook per prompt):
 
 - one glibc arena (``MALLOC_ARENA_MAX=1``, set by re-executing ``sidecar serve`` once, since
   glibc reads it only at start): each worker thread's own arena kept freed pages no trim
   could return;
+- one OpenBLAS thread (``OPENBLAS_NUM_THREADS=1``, set the same way, before numpy loads it):
+  its workers spin after each matrix product (five 6,800 x 384 products in a second used
+  643 ms of CPU, 8 ms on one thread), taking a core of a two-core machine from the hook's own
+  process, for a search's product that takes about a millisecond on one thread;
 - pyarrow's system allocator instead of mimalloc, which keeps freed segments;
 - the index as loaded frozen out of the cyclic garbage collector, once, when the daemon is
   ready (at 100k notes a full collection walked 2.5 million objects for about a second);
@@ -24,7 +28,7 @@ import gc
 import os
 import sys
 
-MALLOC_ENV = {"MALLOC_ARENA_MAX": "1"}
+MALLOC_ENV = {"MALLOC_ARENA_MAX": "1", "OPENBLAS_NUM_THREADS": "1"}  # read only at start
 
 
 def reexec_with_malloc_env() -> None:
