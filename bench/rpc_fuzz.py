@@ -119,6 +119,8 @@ def main() -> None:
             alive = c.call("index.status")["notes"] > 0
         intact = secret.read_text("utf-8") == f"# Secret\n\n{SENTINEL}\n"
         log = d.log_text()
+        if "Traceback" in log:
+            sys.stderr.write(log[log.index("Traceback") - 2000 :][:6000])
     out = [
         "| part | calls | answered | wrong id | hangs | leaked | codes |",
         "|---|---|---|---|---|---|---|",
@@ -167,6 +169,9 @@ class Connection:
             r["wrong_id"] += answer.get("id") != self.ident
             r["leaked"] += SENTINEL in json.dumps(answer)
             r["codes"]["ok" if "result" in answer else answer["error"]["code"]] += 1
+            if "error" in answer and answer["error"]["code"] == -32603:
+                sys.stderr.write(f"internal error: {method} {json.dumps(params)[:300]} -> "
+                                 f"{answer['error']['message'][:300]}\n")  # fmt: skip
             if "result" in answer and os.environ.get("FUZZ_SHOW_OK"):
                 sys.stderr.write(f"ok: {method} {json.dumps(params)[:160]}\n")
         return r

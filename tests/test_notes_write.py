@@ -184,3 +184,20 @@ def test_every_failure_is_a_sidecar_error(s: Services) -> None:
                            ("note.move", {"note": "Index", "to": "Index"})]:  # fmt: skip
         with pytest.raises(SidecarError):
             call(s, method, **params)
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [("note.write", {"path": "a" * 300 + ".md", "content": "x"}),
+     ("note.write", {"path": "Folder " + "é" * 130 + "/n.md", "content": "x"}),  # 260 bytes
+     ("note.write", {"path": "Index.md/under a note.md", "content": "x"}),
+     ("note.move", {"note": "Index", "to": "b" * 300 + ".md"})],
+)  # fmt: skip
+def test_a_path_the_file_system_cannot_hold_is_one_line(
+    s: Services, method: str, params: dict[str, Any]
+) -> None:
+    """Found by bench/rpc_fuzz.py: a 300-byte name answered -32603 with a traceback in the log."""
+    with pytest.raises(UsageError) as err:
+        call(s, method, **params)
+    assert "\n" not in err.value.message and str(s.vault.root) not in err.value.message
+    assert (s.vault.root / "Index.md").exists()

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from sidecar.services.context import Services
 
 READ_CHARS = 6_000  # a page of text by default (~1.5k tokens; the reply holds it twice)
-MAX_READ_CHARS = 30_000  # never more in one answer (twice that in the reply)
+MAX_READ_CHARS = 30_000
+NAME_MAX = 255  # Linux's and macOS's longest file name, in bytes  # never more in one answer (twice that in the reply)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
@@ -128,6 +129,9 @@ def writable(services: Services, path: str) -> str:
         rel += ".md"
     if not services.vault.inside(rel):
         raise PathOutsideVault(f"path is outside the vault: {path!r}", {"path": path})
+    if any(len(part.encode("utf-8")) > NAME_MAX for part in rel.split("/")):
+        raise UsageError(f"a file or folder name is at most {NAME_MAX} bytes (in UTF-8): "
+                         f"{_short(rel)}", {"path": rel})  # fmt: skip
     if not rel.lower().endswith((".md", ".markdown")):
         raise UsageError(f"only Markdown notes can be written (.md): {path!r}", {"path": path})
     if not services.vault.is_note(rel):
@@ -135,11 +139,17 @@ def writable(services: Services, path: str) -> str:
     return rel
 
 
+def _short(rel: str) -> str:
+    return rel if len(rel) <= 80 else f"{rel[:40]}…{rel[-30:]}"
+
+
 def _existing(services: Services, rel: str) -> Current | None:
     try:
         st = services.vault.files.stat(rel)
     except UnsafePath as exc:
         raise UsageError(f"{rel}: {exc}; not written", {"path": rel}) from None
+    except OSError as exc:  # a folder on the way is a file, say: the path cannot be a note
+        raise UsageError(f"cannot write {rel}: {describe(exc)}", {"path": rel}) from None
     if st is None:
         return None
     if not stat.S_ISREG(st.st_mode):
