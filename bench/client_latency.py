@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from machine import describe, pct
+from machine import describe, pct, status_mib
 
 REPO = Path(__file__).resolve().parents[1]
 # the console script's entry (``sidecar.cli.launch``; a checkout before it: ``sidecar.cli.main``)
@@ -120,13 +120,6 @@ def timed(argv: list[str], env: dict[str, str], stdin: str = "", expect: str = "
     return Sample(took, cpu)
 
 
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
-
-
 def floor(t: Tree) -> Sample:
     return timed([sys.executable, "-P", "-c", "pass"], t.env)
 
@@ -217,7 +210,7 @@ def mcp(t: Tree) -> Sample:
     server.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
         "name": "note_backlinks", "arguments": {"note": "Auth Service"}}})  # fmt: skip
     server.answer(3)
-    rss = rss_mib(server.proc.pid)
+    rss = status_mib(server.proc.pid)
     server.close()
     return Sample(took, cpu, rss)
 
@@ -235,7 +228,7 @@ def lsp(t: Tree) -> Sample:
         {"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol", "params": {"query": "Auth"}}
     )
     server.answer(2)
-    rss = rss_mib(server.proc.pid)
+    rss = status_mib(server.proc.pid)
     server.send({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
     server.answer(3)
     server.send({"jsonrpc": "2.0", "method": "exit"})

@@ -13,6 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from machine import status_mib
+
 from tests.conftest import EXAMPLE_VAULT
 from tests.daemon_harness import running
 from tests.test_load import load, percentile
@@ -25,9 +27,9 @@ def main() -> None:
     ap.add_argument("--edits", type=int, default=100)
     a = ap.parse_args()
     with running(EXAMPLE_VAULT) as d:
-        start = mib(d.proc.pid, "VmRSS")
+        start = status_mib(d.proc.pid)
         r = load(d, a.clients, a.requests, a.edits)
-        peak, end = mib(d.proc.pid, "VmHWM"), mib(d.proc.pid, "VmRSS")
+        peak, end = status_mib(d.proc.pid, "VmHWM"), status_mib(d.proc.pid)
     lat = r["latencies"]
     missed = sum(f"load {i}.md" not in r["seen"] for i in range(a.edits))
     ms = [round(percentile(lat, q) * 1000, 2) for q in (0.5, 0.95, 0.99)]
@@ -36,14 +38,6 @@ def main() -> None:
         f"| {ms[0]} / {ms[1]} / {ms[2]} ms | {len(lat) / r['seconds']:.0f} req/s "
         f"| RSS {start:.0f} / peak {peak:.0f} / {end:.0f} MiB |\n"
     )
-
-
-def mib(pid: int, field: str) -> float:
-    """A size from /proc/PID/status (VmRSS now, VmHWM the peak so far), in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024
-    raise SystemExit(f"no {field} for process {pid}")
 
 
 if __name__ == "__main__":

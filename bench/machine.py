@@ -6,6 +6,7 @@ import datetime as dt
 import os
 import platform
 from importlib import metadata
+from pathlib import Path
 
 
 def cpu_model() -> str:
@@ -33,3 +34,11 @@ def pct(values: list[float], q: float) -> float:
     """The ``q`` quantile of measured values (nearest rank)."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def status_mib(pid: int, field: str = "VmRSS") -> float:
+    """A size from /proc/PID/status in MiB: VmRSS (resident now) or VmHWM (its peak so far)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} for process {pid}")
