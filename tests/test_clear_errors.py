@@ -62,6 +62,15 @@ def test_durations_past_the_calendar_are_invalid_params(
     services.close()
 
 
+def assert_opening_removes(vault: Path, data: Path, ours: list[Path], theirs: list[Path]) -> None:
+    """Half-written files at each path; opening the services removes ours and keeps theirs."""
+    for path in ours + theirs:
+        path.write_text("half-written\n", "utf-8")
+    Services.open(vault, data, embedder=TinyEmbedder(64)).close()
+    assert [p for p in ours if p.exists()] == []
+    assert all(p.exists() for p in theirs)
+
+
 def test_stray_temp_files_in_the_memory_folder_are_removed_at_the_next_start(
     tmp_path: Path,
 ) -> None:
@@ -75,12 +84,7 @@ def test_stray_temp_files_in_the_memory_folder_are_removed_at_the_next_start(
             folder / "archive" / ".e3.md.sidecar-00ff00ff.tmp",
             folder / ".history" / "e1" / ".20261201T000000Z.md.sidecar-abcdef01.tmp"]  # fmt: skip
     theirs = [folder / "draft.tmp", folder / ".draft.tmp", folder / "e9.md.sidecar-1a2b3c4d"]
-    for path in ours + theirs:
-        path.write_text("half-written\n", "utf-8")
-    s = Services.open(vault, tmp_path / "d", embedder=TinyEmbedder(64))
-    s.close()
-    assert [p for p in ours if p.exists()] == []
-    assert all(p.exists() for p in theirs)
+    assert_opening_removes(vault, tmp_path / "d", ours, theirs)
 
 
 def test_stray_temp_files_among_the_notes_are_removed_at_the_next_start(tmp_path: Path) -> None:
@@ -94,12 +98,7 @@ def test_stray_temp_files_among_the_notes_are_removed_at_the_next_start(tmp_path
             vault / "My Folder (2)" / ".Café #1.md.sidecar-00ff00ff.tmp"]  # fmt: skip
     theirs = [vault / ".n.md.k3j_9x2a.tmp", vault / "n.md.sidecar-1a2b3c4d.tmp",
               vault / ".obsidian" / ".x.md.sidecar-1a2b3c4d.tmp", vault / ".draft.tmp"]  # fmt: skip
-    for path in ours + theirs:
-        path.write_text("half-written\n", "utf-8")
-    s = Services.open(vault, tmp_path / "d", embedder=TinyEmbedder(64))
-    s.close()
-    assert [p for p in ours if p.exists()] == []
-    assert all(p.exists() for p in theirs)
+    assert_opening_removes(vault, tmp_path / "d", ours, theirs)
     assert (vault / "n.md").read_text("utf-8") == "# n\n"
 
 

@@ -58,31 +58,26 @@ class _Kind(enum.Enum):
     BLOCK_ID = enum.auto()
 
 
+# The first entry a class is a subclass of gives its kind, in the order the tests once ran per
+# element (a Heading is also a context).
+_BY_CLASS: tuple[tuple[Any, _Kind], ...] = (
+    (_SKIP, _Kind.SKIP),
+    (block.Heading | block.SetextHeading, _Kind.HEADING),
+    (_CONTEXT, _Kind.CONTEXT),
+    (block.HTMLBlock | inline.InlineHTML, _Kind.HTML),
+    (inline.AutoLink, _Kind.AUTOLINK),
+    (syntax.WikiLink, _Kind.WIKILINK),
+    (inline.Image, _Kind.IMAGE),
+    (inline.Link, _Kind.LINK),
+    (syntax.Tag, _Kind.TAG),
+    (syntax.BlockId, _Kind.BLOCK_ID),
+)
+
+
 def _kind(cls: type[Any]) -> _Kind:
-    """In the order the tests once ran per element (a Heading is also a context)."""
     if cls is inline.RawText:
         return _Kind.TEXT
-    if issubclass(cls, _SKIP):
-        return _Kind.SKIP
-    if issubclass(cls, block.Heading | block.SetextHeading):
-        return _Kind.HEADING
-    if issubclass(cls, _CONTEXT):
-        return _Kind.CONTEXT
-    if issubclass(cls, block.HTMLBlock | inline.InlineHTML):
-        return _Kind.HTML
-    if issubclass(cls, inline.AutoLink):
-        return _Kind.AUTOLINK
-    if issubclass(cls, syntax.WikiLink):
-        return _Kind.WIKILINK
-    if issubclass(cls, inline.Image):
-        return _Kind.IMAGE
-    if issubclass(cls, inline.Link):
-        return _Kind.LINK
-    if issubclass(cls, syntax.Tag):
-        return _Kind.TAG
-    if issubclass(cls, syntax.BlockId):
-        return _Kind.BLOCK_ID
-    return _Kind.PLAIN
+    return next((kind for types, kind in _BY_CLASS if issubclass(cls, types)), _Kind.PLAIN)
 
 
 _KINDS: dict[type[Any], _Kind] = {}
