@@ -46,6 +46,9 @@ def claude_env(home: Path) -> dict[str, str]:
         "PATH": "/usr/bin:/bin",  # a desktop's: the commands install writes are absolute
         "TERM": "dumb",
         "ANTHROPIC_API_KEY": "placeholder-never-sent",
+        # a closed local port: with the default address, and no network here, Claude Code
+        # retried its managed-settings fetch for ~17 s before it started MCP servers or hooks
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
