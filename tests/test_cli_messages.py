@@ -107,6 +107,34 @@ def test_read_only_data_dir_is_one_line_naming_it_and_the_setting(
 
 
 @pytest.mark.e2e  # starts processes (the CLI or the daemon)
+def test_full_data_dir_is_one_line_naming_it_and_the_setting(
+    example: Path, env: dict[str, str], short_dir: Path
+) -> None:
+    """A data dir on a disk with no room left: a 256 KiB tmpfs, filled before the first run."""
+    require(os.geteuid() == 0, "root, to mount a tmpfs for the data dir")
+    disk = short_dir / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], check=True)
+    try:
+        with (disk / "filler").open("wb", buffering=0) as f, contextlib.suppress(OSError):
+            while f.write(b"\0" * 4096):
+                pass
+        data = disk / "index"
+        full_env = {**env, "SIDECAR_DATA_DIR": str(data)}
+        for command in (["index"], ["search", "session"], ["serve"]):
+            r = sidecar(*command, "--vault", str(example), env=full_env)
+            assert r.returncode == 5, (command, r.stderr)
+            assert "Traceback" not in r.stderr
+            assert last_line(r) == (
+                f"sidecar: cannot write the index folder {data}: no space left on device; set "
+                "SIDECAR_DATA_DIR, or index.data_dir in the vault's .sidecar/config.toml, to a "
+                "folder you can write"
+            )
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_unwritable_socket_folder_names_the_setting(
     example: Path, env: dict[str, str], short_dir: Path
 ) -> None:
