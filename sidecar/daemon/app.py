@@ -156,10 +156,12 @@ class Daemon:
     async def _announce(self, report: dict[str, Any] | IndexReport) -> None:
         r = report.to_dict() if isinstance(report, IndexReport) else report
         if r.get("changed_paths") or r.get("deleted_paths"):
-            await self.server.notify(
-                "index.changed",
-                {"paths": r["changed_paths"], "deleted": r["deleted_paths"], "notes": r["notes"]},
-            )
+            await self._changed(r["changed_paths"], r["deleted_paths"], r["notes"])
+
+    async def _changed(self, paths: list[str], deleted: list[str], notes: int) -> None:
+        await self.server.notify(
+            "index.changed", {"paths": paths, "deleted": deleted, "notes": notes}
+        )
 
     def _on_faults(self, faults: list[dict[str, Any]]) -> None:
         self.runtime["degraded"] = faults
@@ -253,9 +255,21 @@ class Daemon:
 
     async def _reindex(self, paths: list[str] | None) -> bool:
         """Reindex ``paths`` (None: the whole vault); one that fails is retried by ``_health``
-        (a full disk: once the store is writable again)."""
+        (a full disk: once the store is writable again). ``index.changed`` goes out as soon as
+        search finds the changes, before the notes' rows are written."""
+        loop = asyncio.get_running_loop()
+        told: list[bool] = []
+
+        def searchable(changed: list[str], deleted: list[str]) -> None:  # the writer's thread
+            with self.services.state.lock:
+                notes = len(self.services.state.notes)
+            told.append(True)
+            asyncio.run_coroutine_threadsafe(self._changed(changed, deleted, notes), loop)
+
         try:
-            report = await self.writer.submit(lambda: self.services.reindex(paths=paths))
+            report = await self.writer.submit(
+                lambda: self.services.reindex(paths=paths, searchable=searchable)
+            )
         except Exception as exc:
             self._remember_failed(paths)
             message = exc.message if isinstance(exc, SidecarError) else None
@@ -264,7 +278,8 @@ class Daemon:
         self.supervisor.ok("reindex")
         for err in report.errors:
             _log.warning("%s: %s", err["path"], err["error"])
-        await self._announce(report)
+        if not told:
+            await self._announce(report)
         # Not only when notes changed: a re-index that failed part-way (a full disk) wrote
         # chunks whose vectors wait, and this run, finding those notes current, changes none.
         self._embed_wake.set()

@@ -23,7 +23,7 @@ from sidecar.embed import Embedder, load_embedder
 from sidecar.errors import StorageUnavailable, StoreError, VaultNotFound, unwritable_folder
 from sidecar.services.embedding import EmbedStage
 from sidecar.services.graphq import GraphQueries
-from sidecar.services.indexer import Indexer, IndexReport, Progress
+from sidecar.services.indexer import Indexer, IndexReport, Progress, Searchable
 from sidecar.services.memory import MemoryService, memory_dir, memory_ignores
 from sidecar.services.relevance import Relevance
 from sidecar.services.search import SearchService
@@ -187,14 +187,16 @@ class Services:
         full: bool = False,
         paths: list[str] | None = None,
         progress: Progress | None = None,
+        searchable: Searchable | None = None,
     ) -> IndexReport:
         """Bring the index up to date; the re-parsed notes' chunks go to the vector index,
-        which keeps the vectors it or the store has for their hashes and queues the rest."""
+        which keeps the vectors it or the store has for their hashes and queues the rest.
+        ``searchable``: see ``Indexer.run``."""
         if not self.vault.root.is_dir():
             # An unmounted drive or a vault moved away must not read as "every note deleted".
             raise VaultNotFound(f"the vault folder is missing: {self.vault.root}")
         progress = progress or (self.progress("parse") if self.progress else None)
-        report = self.indexer.run(full=full, scope=paths, progress=progress)
+        report = self.indexer.run(full=full, scope=paths, progress=progress, searchable=searchable)
         fresh = self.vectors.replace(report.hashes, report.deleted_paths, report.named)
         if fresh:
             self.vectors.fill(*self.store.find_vectors(self.embedder.model_id, fresh))

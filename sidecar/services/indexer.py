@@ -23,6 +23,9 @@ from sidecar.store.lance import IndexStore
 from sidecar.store.vaultfs import NoteFile, Vault
 
 Progress = Callable[[int, int], None]
+# Told, in the writer's turn, which notes changed and which went, as soon as what search reads
+# (their chunk rows, the in-memory state) is written; their note rows are written after.
+Searchable = Callable[[list[str], list[str]], None]
 EMPTY_VAULT = (
     "no notes found (only .md files count; hidden folders and .sidecarignore entries are "
     "skipped): is this the vault you meant?"
@@ -81,6 +84,7 @@ class Indexer:
         full: bool = False,
         scope: Iterable[str] | None = None,
         progress: Progress | None = None,
+        searchable: Searchable | None = None,
     ) -> IndexReport:
         started = time.perf_counter()
         report = IndexReport()
@@ -111,7 +115,12 @@ class Indexer:
         records = [self._record(note, files[note.path]) for note in parsed]
         with self.state.lock:
             records += [self._touched(self.state.notes[p], files[p]) for p in plan.touch]
-        report.hashes = self._write(parsed, records, plan.delete)
+
+        def told() -> None:
+            if searchable is not None and (plan.parse or plan.delete):
+                searchable(list(plan.parse), list(plan.delete))
+
+        report.hashes = self._write(parsed, records, plan.delete, told)
         report.named = {n.path for n in parsed if n.chunks and is_properties(n.chunks[-1].chunk_id)}
         for note in parsed:
             if note.frontmatter_error:
@@ -191,12 +200,18 @@ class Indexer:
         return NoteRecord(**fields)
 
     def _write(
-        self, parsed: list[ParsedNote], records: list[NoteRecord], deletes: Iterable[str]
+        self,
+        parsed: list[ParsedNote],
+        records: list[NoteRecord],
+        deletes: Iterable[str],
+        searchable: Callable[[], None],
     ) -> dict[str, list[str]]:
         """Chunks first, each note's row last: the row lists the hashes of the chunks it was
         written with, so a ``kill -9`` in between leaves rows that disagree with their chunks,
         and ``Services.open`` has those notes read again. Edges travel in their source's row;
-        a note whose links now resolve differently is rewritten with its new edges."""
+        a note whose links now resolve differently is rewritten with its new edges.
+        ``searchable`` is called between the two: search reads only the chunks and the
+        in-memory state, so a save is announced without waiting for its row."""
         deletes = list(deletes)
         with self.state.lock:
             known = {n.path for n in parsed} & self.state.notes.keys()
@@ -209,6 +224,7 @@ class Indexer:
                        if s not in written and s in self.state.notes]  # fmt: skip
             rows = [*records, *rewired]
             edges = {r.path: list(self.state.graph.out.get(r.path, ())) for r in rows}
+        searchable()
         hashes = {n.path: [c.content_hash for c in n.chunks] for n in parsed}
         replacing = sorted(had | {r.path for r in rewired})
         self.store.put_notes(rows, edges, hashes, replacing, deletes)

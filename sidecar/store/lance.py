@@ -91,6 +91,11 @@ CHUNKS_SCHEMA = pa.schema(
 )
 
 
+# what decides whether a chunk row is rewritten: one that keeps its text and its lines is not
+KEPT = ("chunk_id", "content_hash", "start_line", "end_line")
+MERGE_ROWS = 64  # chunk rows a write replaces in place (``put_chunks``)
+
+
 def vectors_schema(dim: int) -> pa.Schema:
     return pa.schema(
         [
@@ -323,27 +328,32 @@ class IndexStore:
     ) -> None:
         """``chunks`` become the chunk rows of their notes: rows of the ``replacing`` notes
         that stay as they were are not rewritten, the others are deleted; ``gone`` notes lose
-        all of theirs. At most one delete and one add per 500 notes."""
+        all of theirs. At most one delete and one add per 500 notes; a save's few rows, most
+        often one chunk edited in place, are one ``merge_insert`` on the chunk id (one table
+        version, not a delete and an add). Batches keep the delete and the add: LanceDB's
+        merges held hundreds of MiB at 100k notes (issue 28)."""
         old: dict[str, tuple[str, int, int]] = {}
         for batch in _batches(replacing, 500):
-            rows = (
-                self.chunks.search().where(_in_list("path", batch))
-                .select(["chunk_id", "content_hash", "start_line", "end_line"]).limit(None).to_list()
-            )  # fmt: skip
-            old.update(
-                (r["chunk_id"], (r["content_hash"], r["start_line"], r["end_line"])) for r in rows
-            )
+            q = native(self.chunks).query().where(_in_list("path", batch)).select(list(KEPT))
+            got = read(q.to_arrow()).to_pydict()
+            old.update(zip(got["chunk_id"], zip(*(got[c] for c in KEPT[1:]), strict=True),
+                           strict=True))  # fmt: skip
         same = {
             c.chunk_id
             for c in chunks
             if old.get(c.chunk_id) == (c.content_hash, c.start_line, c.end_line)
         }
-        stale = [cid for cid in old if cid not in same]
+        rows = [_chunk_row(c) for c in chunks if c.chunk_id not in same]
+        merge = 0 < len(rows) <= MERGE_ROWS and any(r["chunk_id"] in old for r in rows)
+        written = {r["chunk_id"] for r in rows} if merge else set()
+        stale = [cid for cid in old if cid not in same and cid not in written]
         for ids, paths in _pairs(stale, list(gone)):
             self.chunks.delete(" OR ".join(x for x in (ids and _in_list("chunk_id", ids),
                                                        paths and _in_list("path", paths)) if x))  # fmt: skip
-        rows = [_chunk_row(c) for c in chunks if c.chunk_id not in same]
-        if rows:
+        if merge:
+            upsert = self.chunks.merge_insert("chunk_id").when_matched_update_all()
+            upsert.when_not_matched_insert_all().execute(pa.Table.from_pylist(rows, CHUNKS_SCHEMA))
+        elif rows:
             self.chunks.add(pa.Table.from_pylist(rows, CHUNKS_SCHEMA))
 
     def put_notes(
