@@ -14,11 +14,19 @@ in the vault's config and applied by SIGHUP, so both see the same load. Then 2,0
 ``note.backlinks`` round trips; once the compaction after the saves has run
 (``daemon.compact_idle_seconds`` after the last write), CPU time used over 60 s of idling, and
 VmRSS. Prints Markdown.
+
+    python bench/daemon_bench.py --vault ../shared/corpora/dendron-site/vault --before /tmp/old
+
+compares two commits instead: ``/tmp/old`` is a checkout of the older one (with a ``.venv``,
+or a link to one). The vault is indexed and embedded once, by this tree's daemon, and copied;
+then both daemons serve their copy at once, with the end-of-write rule, and the saves alternate
+between them in blocks of four. Only the save figures are printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import shutil
@@ -82,6 +90,81 @@ def one_save(d: RunningDaemon, c: Any, events: Events, rel: str, pattern: str, w
     return tuple(1000 * (t - started) for t in (changed, lexical, hybrid))  # type: ignore[return-value]
 
 
+def compare(args: argparse.Namespace, state: Path, vault: Path) -> None:
+    """The saves of this tree's daemon and of the one in ``args.before``, in the same run."""
+    env = daemon_env(state, debounce_ms=300, model=args.model)
+    env["XDG_CACHE_HOME"] = str(Path.home() / ".cache")
+    env["SIDECAR_WATCH_SETTLE_MS"] = str(args.settle_ms)
+    d = start(vault, env, wait=3600)
+    with d.client(timeout=None) as c:
+        c.call("index.reindex", {"embed": True})
+        status = c.call("index.status")
+        graph = c.call("graph.export")
+    d.stop()
+    other = state / "before"
+    other.mkdir()
+    for part in ("vault", "data"):  # copy2 keeps mtimes: the copy's start-up finds it current
+        shutil.copytree(state / part, other / part)
+    env_b = {**daemon_env(other, debounce_ms=300, model=args.model),
+             **{k: env[k] for k in ("XDG_CACHE_HOME", "SIDECAR_WATCH_SETTLE_MS")}}  # fmt: skip
+    daemons = {"after (this tree)": start(vault, env, wait=3600),
+               f"before ({args.before})": start(other / "vault", env_b, wait=3600, code=args.before)}  # fmt: skip
+    old = {e["target"] for e in graph["edges"] if e["relation"] == "supersedes"}
+    notes = sorted(n["path"] for n in graph["nodes"] if n["path"] not in old)
+    rng = random.Random(5)
+    load = [os.getloadavg()[0]]
+    runs: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
+    try:
+        with contextlib.ExitStack() as stack:
+            clients = {k: stack.enter_context(d.client()) for k, d in daemons.items()}
+            subs = {k: stack.enter_context(d.client()) for k, d in daemons.items()}
+            events = {k: sub.subscribe(["index.changed"], timeout=30) for k, sub in subs.items()}
+            for block in range(2 * args.saves // len(PATTERNS)):
+                name = list(daemons)[block % 2]
+                for i, pattern in enumerate(PATTERNS):
+                    word = f"zqx{block}p{i}unique{rng.randint(0, 10**6)}"
+                    rel = rng.choice(notes)
+                    runs.setdefault((name, pattern), []).append(
+                        one_save(daemons[name], clients[name], events[name], rel, pattern, word)
+                    )
+                    time.sleep(0.4)
+                load.append(os.getloadavg()[0])
+    finally:
+        for d in daemons.values():
+            d.stop()
+    header(args, status, sum(len(v) for v in runs.values()), load, None)
+    table(list(daemons), runs)
+
+
+def header(args: argparse.Namespace, status: dict[str, Any], saves: int, load: list[float],
+           cpu: float | None) -> None:  # fmt: skip
+    name = args.vault.parent.name if args.vault else f"generated {args.generate} notes"
+    print(f"Machine: {describe()}  ")
+    print(f"Command: `python bench/daemon_bench.py {' '.join(sys.argv[1:])}`  ")
+    used = f"; daemon CPU during the saves {cpu:.1f} s" if cpu is not None else ""
+    print(f"Vault: {name}: {status['notes']} notes, {status['chunks']} chunks, model "
+          f"{args.model}, debounce 300 ms, settle {args.settle_ms} ms; {saves} saves; load average (1 min) "
+          f"{min(load):.1f}-{max(load):.1f} during the saves{used}\n")  # fmt: skip
+
+
+def table(rules: list[str], runs: dict[tuple[str, str], list[tuple[float, float, float]]]) -> None:
+    print("| rule | write pattern | saves | save -> `index.changed` p50 / p95 | save -> lexical "
+          "p50 / p95 | save -> hybrid p50 / p95 |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    for rule in rules:
+        every: list[tuple[float, float, float]] = []
+        for pattern in PATTERNS:
+            r = runs.get((rule, pattern), [])
+            every += r
+            if r:
+                print(f"| {rule} | {pattern} | {len(r)} | "
+                      + " | ".join(p50_95([x[k] for x in r]) for k in range(3)) + " ms |")  # fmt: skip
+        if every:
+            print(f"| **{rule}** | **all** | {len(every)} | "
+                  + " | ".join(f"**{p50_95([x[k] for x in every])}**" for k in range(3))
+                  + " ms |")  # fmt: skip
+
+
 def p50_95(values: list[float]) -> str:
     return f"{statistics.median(values):.0f} / {pct(values, 0.95):.0f}"
 
@@ -94,6 +177,7 @@ def main() -> None:
     ap.add_argument("--idle", type=float, default=60)
     ap.add_argument("--model", default="minilm")
     ap.add_argument("--settle-ms", type=int, default=40)
+    ap.add_argument("--before", type=Path, help="a checkout of the commit to compare with")
     args = ap.parse_args()
     state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scb"))
     vault = state / "vault"
@@ -102,6 +186,12 @@ def main() -> None:
     else:
         generate(vault, args.generate)
     (vault / ".sidecar").mkdir(exist_ok=True)  # made now, its folder event is no rescan later
+    if args.before:
+        try:
+            compare(args, state, vault)
+        finally:
+            shutil.rmtree(state, ignore_errors=True)
+        return
     env = daemon_env(state, debounce_ms=300, model=args.model)
     env["XDG_CACHE_HOME"] = str(Path.home() / ".cache")  # reuse the requantised model
     env["SIDECAR_WATCH_SETTLE_MS"] = str(args.settle_ms)
@@ -152,29 +242,8 @@ def main() -> None:
     finally:
         d.stop()
         shutil.rmtree(state, ignore_errors=True)
-    name = args.vault.parent.name if args.vault else f"generated {args.generate} notes"
-    saves = sum(len(v) for v in runs.values())
-    print(f"Machine: {describe()}  ")
-    print(f"Command: `python bench/daemon_bench.py {' '.join(sys.argv[1:])}`  ")
-    print(f"Vault: {name}: {status['notes']} notes, {status['chunks']} chunks, model "
-          f"{args.model}, debounce 300 ms, settle {args.settle_ms} ms; {saves} saves; load average (1 min) "
-          f"{min(load):.1f}-{max(load):.1f} during the saves; daemon CPU during the saves "
-          f"{cpu_saves:.1f} s\n")  # fmt: skip
-    print("| rule | write pattern | saves | save -> `index.changed` p50 / p95 | save -> lexical "
-          "p50 / p95 | save -> hybrid p50 / p95 |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
-    for rule in MODES:
-        every: list[tuple[float, float, float]] = []
-        for pattern in patterns:
-            r = runs.get((rule, pattern), [])
-            every += r
-            if r:
-                print(f"| {rule} | {pattern} | {len(r)} | "
-                      + " | ".join(p50_95([x[k] for x in r]) for k in range(3)) + " ms |")  # fmt: skip
-        if every:
-            print(f"| **{rule}** | **all** | {len(every)} | "
-                  + " | ".join(f"**{p50_95([x[k] for x in every])}**" for k in range(3))
-                  + " ms |")  # fmt: skip
+    header(args, status, sum(len(v) for v in runs.values()), load, cpu_saves)
+    table(list(MODES), runs)
     print("\n| measure | value |")
     print("|---|---|")
     print(f"| start to serving (cold index) | {ready:.1f} s |")
