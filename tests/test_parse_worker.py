@@ -1,9 +1,11 @@
 """A big batch is parsed by child processes and this one together, and reads exactly as if
-parsed here, in the batch's order; a child that fails costs only time."""
+parsed here, in the batch's order; a child that fails or stalls costs only time."""
 
 from __future__ import annotations
 
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -41,13 +43,33 @@ def test_a_failed_child_costs_only_time(
     assert "parser child failed" in caplog.text
 
 
-def test_shares_are_even_and_in_order() -> None:
+@pytest.mark.e2e  # starts processes (the CLI or the daemon)
+def test_a_stalled_child_does_not_hold_up_the_batch(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """This process parses a slow child's run from its end, and stops where the child's
+    notes begin: it never waits for a child (the children once parsed fixed shares, and the
+    batch took as long as the slowest)."""
+    stalled = tmp_path / "python"
+    stalled.write_text("#!/bin/sh\nexec sleep 60\n")
+    stalled.chmod(0o755)
+    monkeypatch.setattr(parse_worker, "_children", lambda notes: 1)
+    monkeypatch.setattr(sys, "executable", str(stalled))
+    jobs = _jobs()[:50]
+    started = time.monotonic()
+    assert parse_worker.parse_all(jobs, ChunkOptions()) == [parse_note(*j) for j in jobs]
+    assert time.monotonic() - started < 30  # the child sleeps 60 s
+
+
+def test_runs_are_even_and_in_order() -> None:
     jobs = [(str(i), "x" * (i % 7 + 1), "") for i in range(100)]
-    shares = parse_worker._shares(jobs, 3)
-    assert sorted(i for s in shares for i in s) == list(range(100))
-    assert all(s == sorted(s) for s in shares)
-    sizes = [sum(len(jobs[i][1]) for i in s) for s in shares]
-    assert max(sizes) - min(sizes) <= 7
+    runs = parse_worker._runs(jobs, 3)
+    assert [lo for lo, _ in runs] == [0, *(hi for _, hi in runs[:-1])]
+    assert runs[-1][1] == 100
+    sizes = [sum(len(text) for _, text, _ in jobs[lo:hi]) for lo, hi in runs]
+    assert max(sizes) - min(sizes) <= 14
+    assert parse_worker._runs(jobs[:2], 3) == [(0, 1), (1, 2)]
+    assert parse_worker._runs([], 2) == [(0, 0)]
 
 
 @pytest.mark.e2e  # starts processes (the CLI or the daemon)

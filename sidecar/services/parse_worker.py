@@ -1,17 +1,21 @@
 """A big batch of notes parsed on every core: ``python -m sidecar.services.parse_worker``.
 
 marko costs a few milliseconds a note, so a cold index of a thousand notes is seconds of one
-core. ``parse_all`` gives a share of a big batch to child processes started on this module and
-parses the rest itself meanwhile. The children are plain subprocesses, not multiprocessing's:
-a spawned child re-imports the parent's ``__main__`` (the CLI, the daemon's bulk child), which
-costs more than its share of parsing. A child reads ``(ChunkOptions, [(path, text, digest)])``
-pickled on stdin and writes the list of ``ParsedNote`` pickled on stdout, and dies with its
-parent; a child that fails costs only time: its share is parsed in this process.
+core. ``parse_all`` cuts a big batch into one run of notes per child process and parses from
+the far end of the runs itself meanwhile: each child works forward through its run, sending
+what it has parsed every few notes, and this process works backward from the run's end until
+the two meet. Nobody waits on anybody: a child that starts late, runs slow or fails only
+leaves more of its run to this process. The children are plain subprocesses, not
+multiprocessing's: a spawned child re-imports the parent's ``__main__`` (the CLI, the daemon's
+bulk child), which costs more than its share of parsing. A child reads
+``(ChunkOptions, [(path, text, digest)])`` pickled on stdin, writes lists of ``ParsedNote``
+pickled one after another on stdout, and dies with its parent.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import pickle
@@ -31,35 +35,43 @@ Progress = Callable[[int, int], None]
 # Below this many notes a child's start (~0.2 s of CPU to import marko and PyYAML) costs
 # about what its share of the parsing saves.
 MIN_NOTES = 300
+# A child sends its notes once it has parsed this much text (~10 ms of marko): small enough
+# that little is parsed twice where a child and this process meet.
+SEND_CHARS = 10_000
 _log = logging.getLogger(__name__)
 
 
 def parse_all(
     jobs: Sequence[Job], options: ChunkOptions, progress: Progress | None = None
 ) -> list[ParsedNote]:
-    """``jobs`` parsed, in their order; children take shares when the batch is big and there
-    is more than one core."""
-    children = _children(len(jobs))
-    if children == 0:
-        alone = _parse_here(jobs, options, progress, len(jobs))
-        if progress is not None and jobs:
-            progress(len(jobs), len(jobs))
-        return alone
-    shares = _shares(jobs, children + 1)
-    started = [_Child(options, [jobs[i] for i in share]) for share in shares[1:]]
+    """``jobs`` parsed, in their order; children share the work when the batch is big and
+    there is more than one core."""
     out: list[ParsedNote | None] = [None] * len(jobs)
-    mine = _parse_here([jobs[i] for i in shares[0]], options, progress, len(jobs))
-    for i, note in zip(shares[0], mine, strict=True):
-        out[i] = note
-    for child, share in zip(started, shares[1:], strict=True):
-        parsed = child.result()
-        if parsed is None or len(parsed) != len(share):
-            parsed = _parse_here([jobs[i] for i in share], options, None, len(jobs))
-        for i, note in zip(share, parsed, strict=True):
-            out[i] = note
-    if progress is not None:
+    wanted = _children(len(jobs))
+    runs = _runs(jobs, max(wanted, 1))
+    children = [_Child(options, jobs[lo:hi], start=wanted > 0) for lo, hi in runs]
+    backs = [hi for _, hi in runs]  # this process has parsed jobs[back:hi] of each run
+    mine = 0
+    try:
+        while True:
+            # The run with the most left between its child's notes and ours.
+            left, r = max((backs[r] - lo - children[r].done, r) for r, (lo, _) in enumerate(runs))
+            if left <= 0:
+                break
+            backs[r] -= 1
+            out[backs[r]] = parse_note(*jobs[backs[r]], options)
+            mine += 1
+            if progress is not None and mine % 50 == 0:
+                progress(mine + sum(c.done for c in children), len(jobs))
+    finally:
+        for child in children:
+            child.stop()
+    for (lo, _), back, child in zip(runs, backs, children, strict=True):
+        out[lo:back] = child.parsed[: back - lo]
+    if progress is not None and jobs:
         progress(len(jobs), len(jobs))
-    return [note for note in out if note is not None]
+    assert all(note is not None for note in out)
+    return out  # type: ignore[return-value]
 
 
 def _children(notes: int) -> int:
@@ -68,33 +80,30 @@ def _children(notes: int) -> int:
     return min(len(os.sched_getaffinity(0)), 4) - 1
 
 
-def _shares(jobs: Sequence[Job], n: int) -> list[list[int]]:
-    """Indices of ``jobs`` in ``n`` shares of about equal text, each in the batch's order."""
-    shares: list[list[int]] = [[] for _ in range(n)]
-    sizes = [0] * n
-    for i in sorted(range(len(jobs)), key=lambda i: -len(jobs[i][1])):
-        lightest = sizes.index(min(sizes))
-        shares[lightest].append(i)
-        sizes[lightest] += len(jobs[i][1])
-    return [sorted(share) for share in shares]
-
-
-def _parse_here(
-    jobs: Sequence[Job], options: ChunkOptions, progress: Progress | None, total: int
-) -> list[ParsedNote]:
-    out = []
-    for i, (path, text, digest) in enumerate(jobs):
-        out.append(parse_note(path, text, digest, options))
-        if progress is not None and i % 50 == 0:
-            progress(i + 1, total)
-    return out
+def _runs(jobs: Sequence[Job], n: int) -> list[tuple[int, int]]:
+    """``jobs`` cut into ``n`` runs ``[lo, hi)`` of about equal text, in order."""
+    total = sum(len(text) for _, text, _ in jobs)
+    cuts = [0]
+    size = 0
+    for i, (_, text, _) in enumerate(jobs):
+        size += len(text)
+        if len(cuts) < n and size >= total * len(cuts) / n:
+            cuts.append(i + 1)
+    cuts.append(len(jobs))
+    return [(lo, hi) for lo, hi in itertools.pairwise(cuts) if hi > lo] or [(0, 0)]
 
 
 class _Child:
-    """One child parsing one share; ``result`` is None when it failed."""
+    """One child parsing a run from its start; ``parsed`` holds what it has sent so far and
+    ``done`` how many. Not ``start``ed (a small batch), it parses nothing."""
 
-    def __init__(self, options: ChunkOptions, jobs: list[Job]) -> None:
+    def __init__(self, options: ChunkOptions, jobs: Sequence[Job], *, start: bool) -> None:
+        self.parsed: list[ParsedNote] = []
+        self.done = 0
+        self._stopping = False
         self._proc: subprocess.Popen[bytes] | None = None
+        if not start or not jobs:
+            return
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "sidecar.services.parse_worker", str(os.getpid())],
@@ -103,10 +112,12 @@ class _Child:
         except OSError as exc:
             _log.warning("parser child did not start (%s); parsing in-process", exc)
             return
-        payload = pickle.dumps((options, jobs), pickle.HIGHEST_PROTOCOL)
-        # Written beside us: the pipe holds 64 KiB until the child has started and reads.
-        self._writer = threading.Thread(target=self._write, args=(payload,), daemon=True)
-        self._writer.start()
+        payload = pickle.dumps((options, list(jobs)), pickle.HIGHEST_PROTOCOL)
+        # Threads beside us: the pipe holds 64 KiB until the child has started and reads, and
+        # its notes arrive while this process parses.
+        threading.Thread(target=self._write, args=(payload,), daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _write(self, payload: bytes) -> None:
         assert self._proc is not None and self._proc.stdin is not None
@@ -114,41 +125,59 @@ class _Child:
         try:
             stdin.write(payload)
         except OSError:
-            pass  # the child died; result() says so
+            pass  # the child died; stop() says so
         finally:
             with contextlib.suppress(OSError):
                 stdin.close()
 
-    def result(self) -> list[ParsedNote] | None:
+    def _read(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        try:
+            with self._proc.stdout as stdout:
+                while True:
+                    notes = pickle.load(stdout)
+                    self.parsed.extend(notes)
+                    self.done = len(self.parsed)  # after the notes: the parser reads done first
+        except EOFError:
+            pass
+        except Exception as exc:  # a garbled stream: what arrived whole still counts
+            if not self._stopping:
+                _log.warning("parser child failed (%s); parsing its share in-process", exc)
+
+    def stop(self) -> None:
+        """End the child (its run is parsed) and say whether it had failed."""
         proc = self._proc
         if proc is None:
-            return None
-        try:
-            self._writer.join()  # the child reads all of its share before it writes
-            assert proc.stdout is not None
-            with proc.stdout:
-                out = proc.stdout.read()
-            if proc.wait() != 0:
-                raise RuntimeError(f"exit status {proc.returncode}")
-            parsed = pickle.loads(out)
-        except Exception as exc:  # any failure: the caller parses this share itself
-            _log.warning("parser child failed (%s); parsing its share in-process", exc)
-            return None
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        return parsed if isinstance(parsed, list) else None
+            return
+        self._stopping = True
+        status = proc.poll()
+        if status is None:
+            proc.kill()
+        proc.wait()
+        self._reader.join()
+        if status not in (None, 0):
+            _log.warning("parser child failed (exit status %s); parsing its share in-process",
+                         status)  # fmt: skip
 
 
 def main(argv: list[str]) -> int:
-    """``argv``: the parent's pid (a share left parsing after its parent died only slows
-    down whatever runs next)."""
+    """``argv``: the parent's pid (a run left parsing after its parent died only slows down
+    whatever runs next)."""
     die_with(int(argv[0]))
     options, jobs = pickle.load(sys.stdin.buffer)
-    parsed = [parse_note(path, text, digest, options) for path, text, digest in jobs]
-    sys.stdout.buffer.write(pickle.dumps(parsed, pickle.HIGHEST_PROTOCOL))
-    sys.stdout.buffer.flush()
+    out = sys.stdout.buffer
+    batch: list[ParsedNote] = []
+    size = 0
+    for path, text, digest in jobs:
+        batch.append(parse_note(path, text, digest, options))
+        size += len(text)
+        if size >= SEND_CHARS:
+            pickle.dump(batch, out, pickle.HIGHEST_PROTOCOL)
+            out.flush()
+            batch, size = [], 0
+    if batch:
+        pickle.dump(batch, out, pickle.HIGHEST_PROTOCOL)
+        out.flush()
     return 0
 
 
