@@ -3,7 +3,8 @@
     python bench/index_bench.py [VAULT]      # default: ../shared/corpora/dendron-site/vault
 
 Copies the vault to a temp dir (the edit must not touch the original), indexes it cold into a
-fresh LanceDB store, appends a line to one note and re-indexes (repeated), then times
+fresh LanceDB store, appends a line to one note and re-indexes (repeated; then that note's
+parse alone, its share of a re-index), then times
 ``note.backlinks``/``note.links``/``graph.neighbors`` over many notes. Prints Markdown rows.
 """
 
@@ -20,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe, pct
 
+from sidecar.core.note import parse_note
 from sidecar.services.context import Services
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "dendron-site" / "vault"
@@ -46,6 +48,13 @@ def main() -> None:
             one = services.reindex(paths=[target.relative_to(vault).as_posix()])
             edits.append((time.perf_counter() - t0) * 1000)
             assert one.parsed == 1
+        # The parse alone of the edited note, as the re-index parses it: its share of the above.
+        rel, text = target.relative_to(vault).as_posix(), target.read_text("utf-8")
+        parses = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            parse_note(rel, text, "")
+            parses.append((time.perf_counter() - t0) * 1000)
         full_noop = []
         for _ in range(5):
             t0 = time.perf_counter()
@@ -71,6 +80,8 @@ def main() -> None:
     print(f"| cold index, no embeddings | {cold:.2f} s ({report.notes / cold:.0f} notes/s) |")
     print(f"| re-index after one edit (20 runs) | p50 {statistics.median(edits):.1f} ms, "
           f"p95 {pct(edits, 0.95):.1f} ms |")  # fmt: skip
+    print(f"| of which the note's parse (`parse_note`, {len(text):,} chars, 20 runs) | "
+          f"p50 {statistics.median(parses):.1f} ms, p95 {pct(parses, 0.95):.1f} ms |")  # fmt: skip
     print(f"| full scan, nothing changed (5 runs) | p50 {statistics.median(full_noop):.1f} ms |")
     for name, values in queries.items():
         print(f"| `{name}` in-process, every note ({len(values)}) | p50 {statistics.median(values):.3f} ms, "
