@@ -20,7 +20,9 @@ VmRSS. Prints Markdown.
 compares two commits instead: ``/tmp/old`` is a checkout of the older one (with a ``.venv``,
 or a link to one). The vault is indexed and embedded once, by this tree's daemon, and copied;
 then both daemons serve their copy at once, with the end-of-write rule, and the saves alternate
-between them in blocks of four. Only the save figures are printed.
+between them in blocks of four. Only the save figures are printed. ``--keep DIR --saves 0``
+indexes and embeds the vault into DIR, so that a run with ``--keep DIR`` holds the benchmark
+lock only for the saves.
 """
 
 from __future__ import annotations
@@ -101,8 +103,10 @@ def compare(args: argparse.Namespace, state: Path, vault: Path) -> None:
         status = c.call("index.status")
         graph = c.call("graph.export")
     d.stop()
+    if not args.saves:  # ``--keep``: indexed and embedded for a later run
+        return
     other = state / "before"
-    other.mkdir()
+    shutil.rmtree(other, ignore_errors=True)
     for part in ("vault", "data"):  # copy2 keeps mtimes: the copy's start-up finds it current
         shutil.copytree(state / part, other / part)
     env_b = {**daemon_env(other, debounce_ms=300, model=args.model),
@@ -178,19 +182,23 @@ def main() -> None:
     ap.add_argument("--model", default="minilm")
     ap.add_argument("--settle-ms", type=int, default=40)
     ap.add_argument("--before", type=Path, help="a checkout of the commit to compare with")
+    ap.add_argument("--keep", type=Path, help="with --before: the vault and index, kept and "
+                    "reused (--saves 0 indexes and embeds it, outside the benchmark lock)")  # fmt: skip
     args = ap.parse_args()
-    state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scb"))
+    state = args.keep or Path(tempfile.mkdtemp(dir="/tmp", prefix="scb"))
     vault = state / "vault"
-    if args.vault:
-        shutil.copytree(args.vault, vault)
-    else:
-        generate(vault, args.generate)
+    if not vault.exists():
+        if args.vault:
+            shutil.copytree(args.vault, vault)
+        else:
+            generate(vault, args.generate)
     (vault / ".sidecar").mkdir(exist_ok=True)  # made now, its folder event is no rescan later
     if args.before:
         try:
             compare(args, state, vault)
         finally:
-            shutil.rmtree(state, ignore_errors=True)
+            if not args.keep:
+                shutil.rmtree(state, ignore_errors=True)
         return
     env = daemon_env(state, debounce_ms=300, model=args.model)
     env["XDG_CACHE_HOME"] = str(Path.home() / ".cache")  # reuse the requantised model
