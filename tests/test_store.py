@@ -106,7 +106,9 @@ def test_rows_that_stay_as_they_were_are_not_rewritten(store: Services) -> None:
 
 def test_every_kind_of_edit_leaves_exactly_the_parsed_chunk_rows(store: Services) -> None:
     """Edited in place, grown, shrunk, moved down a line (same texts, new lines), given
-    properties and losing them: the note's chunk rows are its parse's, each time."""
+    properties, grown after them (the properties' chunk, last, moves: it kept its old seq,
+    and the note read as half-written at the next start) and losing them: the note's chunk
+    rows are its parse's, each time."""
     from sidecar.core.note import parse_note
 
     edits = [
@@ -115,17 +117,18 @@ def test_every_kind_of_edit_leaves_exactly_the_parsed_chunk_rows(store: Services
         "# Plan\n\nOnly the start is left.\n",
         "\n# Plan\n\nOnly the start is left.\n",
         "---\nauthor: Kevin Kelly\n---\n# Plan\n\nOnly the start is left.\n",
+        "---\nauthor: Kevin Kelly\n---\n# Plan\n\nOnly the start is left.\n\n## Next\n\nMore.\n",
         THREE,
     ]
-    columns = ["chunk_id", "content_hash", "start_line", "end_line", "text"]
+    columns = ["chunk_id", "seq", "content_hash", "start_line", "end_line", "text"]
     for text in edits:
         save(store, "plan.md", text)
         q = store.store.chunks.search().where("path = 'plan.md'").select(columns)
         rows = sorted(tuple(r[c] for c in columns) for r in q.limit(None).to_list())
         parsed = parse_note("plan.md", text, "x").chunks
-        assert rows == sorted((c.chunk_id, c.content_hash, c.start_line, c.end_line, c.text)
+        assert rows == sorted((c.chunk_id, c.seq, c.content_hash, c.start_line, c.end_line, c.text)
                               for c in parsed), text  # fmt: skip
-    assert store.store.drifted() == []
+        assert store.store.drifted() == [], text  # what index.check and a restart look at
 
 
 def test_a_copy_a_rename_and_an_undo_reuse_vectors(store: Services) -> None:

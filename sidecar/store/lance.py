@@ -91,8 +91,9 @@ CHUNKS_SCHEMA = pa.schema(
 )
 
 
-# what decides whether a chunk row is rewritten: one that keeps its text and its lines is not
-KEPT = ("chunk_id", "content_hash", "start_line", "end_line")
+# what decides whether a chunk row is rewritten: one that keeps its text, its lines and its
+# place is not (the properties' chunk is named, not numbered, and comes last: it moves)
+KEPT = ("chunk_id", "content_hash", "start_line", "end_line", "seq")
 MERGE_ROWS = 64  # chunk rows a write replaces in place (``put_chunks``)
 
 
@@ -332,7 +333,7 @@ class IndexStore:
         often one chunk edited in place, are one ``merge_insert`` on the chunk id (one table
         version, not a delete and an add). Batches keep the delete and the add: LanceDB's
         merges held hundreds of MiB at 100k notes (issue 28)."""
-        old: dict[str, tuple[str, int, int]] = {}
+        old: dict[str, tuple[str, int, int, int]] = {}
         for batch in _batches(replacing, 500):
             q = native(self.chunks).query().where(_in_list("path", batch)).select(list(KEPT))
             got = read(q.to_arrow()).to_pydict()
@@ -341,7 +342,7 @@ class IndexStore:
         same = {
             c.chunk_id
             for c in chunks
-            if old.get(c.chunk_id) == (c.content_hash, c.start_line, c.end_line)
+            if old.get(c.chunk_id) == (c.content_hash, c.start_line, c.end_line, c.seq)
         }
         rows = [_chunk_row(c) for c in chunks if c.chunk_id not in same]
         merge = 0 < len(rows) <= MERGE_ROWS and any(r["chunk_id"] in old for r in rows)
