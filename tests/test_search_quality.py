@@ -75,3 +75,28 @@ def test_scores_per_stratum_and_lists_the_misses() -> None:
     misses = {x["id"]: x for x in m["misses"]}
     assert set(misses) == {"2", "4"}
     assert misses["2"]["first"] == "z.md" and misses["2"]["gold_rank"] == 2
+
+
+def test_a_superseded_note_named_whole_still_comes_first(make_vault: VaultFactory,
+                                                          tmp_path: Path) -> None:  # fmt: skip
+    """Typing a note's name asks for that note (Obsidian's quick switcher opens it), even when
+    it is superseded: it stays labelled, and its replacement follows it."""
+    notes: dict[str, str | bytes] = {
+        "ADR-5 Sessions in Postgres.md": '---\nstatus: superseded\nsuperseded_by: "[[ADR-7 '
+        'Session storage]]"\n---\n# ADR-5 Sessions in Postgres\n\nOne row per session.\n',
+        "ADR-7 Session storage.md": '---\nsupersedes: "[[ADR-5 Sessions in Postgres]]"\n---\n'
+        "# ADR-7 Session storage\n\nReplaces ADR-5: sessions move to Redis.\n",
+    }
+    s = Services.open(make_vault(notes), tmp_path / "idx", embedder=TinyEmbedder())
+    try:
+        s.reindex()
+        s.embed_stage.run()
+        found = s.search.search(Query("ADR-5"))["results"]
+        assert [r["path"] for r in found][:2] == ["ADR-5 Sessions in Postgres.md",
+                                                  "ADR-7 Session storage.md"]  # fmt: skip
+        assert found[0]["superseded_by"] == ["ADR-7 Session storage.md"]
+        # a query that only mentions it keeps the current note first
+        mentioned = s.search.search(Query("sessions in postgres one row"))["results"]
+        assert mentioned[0]["path"] == "ADR-7 Session storage.md"
+    finally:
+        s.close()

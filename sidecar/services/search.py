@@ -141,6 +141,7 @@ class SearchService:
             self._prior(best)
         self._decay(best, q.half_life_days)
         best, stale = self.graph.rank(best, q, allowed, vec)
+        _exact_first(best)
         self._confide(best, q.text, vec)
         floor = q.min_confidence
         if floor is None:
@@ -413,6 +414,18 @@ class _Leg:
         if self._error is not None:
             raise self._error
         return self._out
+
+
+def _exact_first(candidates: list[Candidate]) -> None:
+    """A note the query names whole comes first even when superseded: typing its name asks for
+    it, as Obsidian's quick switcher opens it (it keeps its label; its replacement follows)."""
+    exact = [c for c in candidates if c.parts.get("named") == "exact"]
+    if not exact:
+        return
+    top = max(c.score for c in candidates)
+    for c in exact:
+        c.score = top
+    candidates.sort(key=lambda c: (c.parts.get("named") != "exact", -c.score))
 
 
 def _first_per_note(candidates: list[Candidate]) -> list[Candidate]:
