@@ -23,8 +23,6 @@ from sidecar.core import ranking
 from sidecar.core.filters import Filter, matches, path_matches, tag_matches
 from sidecar.core.query_syntax import SearchQuery, Term, file_holds, parse_query, path_holds
 from sidecar.core.ranking import (
-    HYBRID_K,
-    HYBRID_WEIGHTS,
     MIN_CONFIDENCE,
     OVERFETCH,
     bm25_normalise,
@@ -280,12 +278,12 @@ class SearchService:
         by_path = {c.path: c for c in sem}
         for c in lex:
             by_path.setdefault(c.path, c).parts.update(c.parts)
-        wl, ws, _ = HYBRID_WEIGHTS
+        k, weights = ranking.HYBRID_K, ranking.HYBRID_WEIGHTS  # read here: bench/ varies them
         fused = rrf(
             [[c.path for c in lex], [c.path for c in sem], named],
-            HYBRID_K,
-            weights=HYBRID_WEIGHTS,
-            best=(wl + ws) / (HYBRID_K + 1),
+            k,
+            weights=weights,
+            best=(weights[0] + weights[1]) / (k + 1),
         )
         out = []
         for f in fused:
