@@ -131,6 +131,30 @@ def test_every_kind_of_edit_leaves_exactly_the_parsed_chunk_rows(store: Services
         assert store.store.drifted() == [], text  # what index.check and a restart look at
 
 
+def test_a_save_after_a_write_that_failed_part_way_reads_the_notes_rows_back(
+    store: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save's chunk ids come from the vector index, not a read; a write that failed after
+    its chunk rows (a full disk at the note's row) left the two apart, so that note's next
+    save reads its rows back and drops every one the parse no longer has."""
+    from sidecar.core.note import parse_note
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(store.store, "put_notes", full)
+        with pytest.raises(OSError):
+            save(store, "plan.md", THREE + "\n## More\n\nA fourth section.\n")
+    assert "plan.md" in store.indexer.unsure
+    text = "# Plan\n\nOnly the start is left.\n"
+    save(store, "plan.md", text)
+    q = store.store.chunks.search().where("path = 'plan.md'").select(["chunk_id", "text"])
+    rows = sorted((r["chunk_id"], r["text"]) for r in q.limit(None).to_list())
+    assert rows == [(c.chunk_id, c.text) for c in parse_note("plan.md", text, "x").chunks]
+    assert store.indexer.unsure == set() and store.store.drifted() == []
+
+
 def test_a_copy_a_rename_and_an_undo_reuse_vectors(store: Services) -> None:
     assert texts(store) == 5
     save(store, "copy/plan.md", THREE)  # a copied note: the same texts

@@ -116,7 +116,7 @@ class Services:
         except BaseException:
             lock.release()
             raise
-        indexer = Indexer(vault, store, state, chunk_options)
+        indexer = Indexer(vault, store, state, chunk_options, vectors.chunk_ids)
         meta = read_json(files, "meta.json", {})
         indexer.failures = dict(meta.get("failures", {}))
         indexer.stale = meta.get("parsed_by") != parsed_by(chunk_options)

@@ -26,6 +26,7 @@ Progress = Callable[[int, int], None]
 # Told, in the writer's turn, which notes changed and which went, as soon as what search reads
 # (their chunk rows, the in-memory state) is written; their note rows are written after.
 Searchable = Callable[[list[str], list[str]], None]
+ChunkIds = Callable[[Iterable[str]], dict[str, list[str]]]
 EMPTY_VAULT = (
     "no notes found (only .md files count; hidden folders and .sidecarignore entries are "
     "skipped): is this the vault you meant?"
@@ -67,11 +68,16 @@ class Indexer:
         store: IndexStore,
         state: IndexState,
         chunk_options: ChunkOptions = ChunkOptions(),
+        chunk_ids: ChunkIds | None = None,
     ) -> None:
         self.vault = vault
         self.store = store
         self.state = state
         self.chunk_options = chunk_options
+        # which chunk rows each note has (the vector index knows), so a save's are not read
+        # back; not trusted for a note whose last write failed part-way
+        self.chunk_ids = chunk_ids
+        self.unsure: set[str] = set()
         self.failures: dict[str, str] = {}
         # The index was parsed by another version (``note.parsed_by``): the next full scan
         # reads every note, changed or not.
@@ -216,16 +222,25 @@ class Indexer:
         with self.state.lock:
             known = {n.path for n in parsed} & self.state.notes.keys()
             had = {r.path for r in records} & self.state.notes.keys()
-        self.store.put_chunks([c for n in parsed for c in n.chunks], sorted(known), deletes)
-        with self.state.lock:
-            changed_edges = self.state.apply(records, deletes)
-            written = {r.path for r in records}
-            rewired = [self.state.notes[s] for s in changed_edges
-                       if s not in written and s in self.state.notes]  # fmt: skip
-            rows = [*records, *rewired]
-            edges = {r.path: list(self.state.graph.out.get(r.path, ())) for r in rows}
-        searchable()
-        hashes = {n.path: [c.content_hash for c in n.chunks] for n in parsed}
-        replacing = sorted(had | {r.path for r in rewired})
-        self.store.put_notes(rows, edges, hashes, replacing, deletes)
+        ids = None if self.chunk_ids is None or known & self.unsure else self.chunk_ids(known)
+        writing = {n.path for n in parsed} | set(deletes)
+        try:
+            self.store.put_chunks(
+                [c for n in parsed for c in n.chunks], sorted(known), deletes, ids
+            )
+            with self.state.lock:
+                changed_edges = self.state.apply(records, deletes)
+                written = {r.path for r in records}
+                rewired = [self.state.notes[s] for s in changed_edges
+                           if s not in written and s in self.state.notes]  # fmt: skip
+                rows = [*records, *rewired]
+                edges = {r.path: list(self.state.graph.out.get(r.path, ())) for r in rows}
+            searchable()
+            hashes = {n.path: [c.content_hash for c in n.chunks] for n in parsed}
+            replacing = sorted(had | {r.path for r in rewired})
+            self.store.put_notes(rows, edges, hashes, replacing, deletes)
+        except BaseException:
+            self.unsure |= writing  # their chunk rows may be written, the vector index not
+            raise
+        self.unsure -= writing
         return hashes

@@ -94,7 +94,7 @@ CHUNKS_SCHEMA = pa.schema(
 # what decides whether a chunk row is rewritten: one that keeps its text, its lines and its
 # place is not (the properties' chunk is named, not numbered, and comes last: it moves)
 KEPT = ("chunk_id", "content_hash", "start_line", "end_line", "seq")
-MERGE_ROWS = 64  # chunk rows a write replaces in place (``put_chunks``)
+MERGE_ROWS = 64  # chunk rows a write merges in place (``put_chunks``)
 
 
 def vectors_schema(dim: int) -> pa.Schema:
@@ -325,14 +325,31 @@ class IndexStore:
     # -- writes -----------------------------------------------------------------------------
 
     def put_chunks(
-        self, chunks: Sequence[Chunk], replacing: Sequence[str], gone: Sequence[str]
+        self,
+        chunks: Sequence[Chunk],
+        replacing: Sequence[str],
+        gone: Sequence[str],
+        known: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         """``chunks`` become the chunk rows of their notes: rows of the ``replacing`` notes
         that stay as they were are not rewritten, the others are deleted; ``gone`` notes lose
-        all of theirs. At most one delete and one add per 500 notes; a save's few rows, most
-        often one chunk edited in place, are one ``merge_insert`` on the chunk id (one table
-        version, not a delete and an add). Batches keep the delete and the add: LanceDB's
-        merges held hundreds of MiB at 100k notes (issue 28)."""
+        all of theirs.
+
+        ``known``: the chunk ids each replacing note has in the table, when the caller holds
+        them (the vector index does). A save's few rows then need no read: one
+        ``merge_insert`` on the chunk id rewrites the rows whose text, lines or place changed
+        and adds the new ones (LanceDB compares), and a delete, only if the note lost chunks,
+        drops the rest. Otherwise, and for batches, the old rows are read, then one delete
+        and one add per 500 notes: LanceDB's merges held hundreds of MiB at 100k notes
+        (issue 28)."""
+        if (
+            known is not None
+            and replacing
+            and len(chunks) <= MERGE_ROWS
+            and known.keys() >= set(replacing)
+        ):
+            self._merge_chunks(chunks, replacing, gone, known)
+            return
         old: dict[str, tuple[str, int, int, int]] = {}
         for batch in _batches(replacing, 500):
             q = native(self.chunks).query().where(_in_list("path", batch)).select(list(KEPT))
@@ -344,18 +361,30 @@ class IndexStore:
             for c in chunks
             if old.get(c.chunk_id) == (c.content_hash, c.start_line, c.end_line, c.seq)
         }
+        self._delete_chunks([cid for cid in old if cid not in same], gone)
         rows = [_chunk_row(c) for c in chunks if c.chunk_id not in same]
-        merge = 0 < len(rows) <= MERGE_ROWS and any(r["chunk_id"] in old for r in rows)
-        written = {r["chunk_id"] for r in rows} if merge else set()
-        stale = [cid for cid in old if cid not in same and cid not in written]
-        for ids, paths in _pairs(stale, list(gone)):
-            self.chunks.delete(" OR ".join(x for x in (ids and _in_list("chunk_id", ids),
-                                                       paths and _in_list("path", paths)) if x))  # fmt: skip
-        if merge:
-            upsert = self.chunks.merge_insert("chunk_id").when_matched_update_all()
-            upsert.when_not_matched_insert_all().execute(pa.Table.from_pylist(rows, CHUNKS_SCHEMA))
-        elif rows:
+        if rows:
             self.chunks.add(pa.Table.from_pylist(rows, CHUNKS_SCHEMA))
+
+    def _merge_chunks(
+        self,
+        chunks: Sequence[Chunk],
+        replacing: Sequence[str],
+        gone: Sequence[str],
+        known: Mapping[str, Sequence[str]],
+    ) -> None:
+        ids = {c.chunk_id for c in chunks}
+        self._delete_chunks([cid for p in replacing for cid in known[p] if cid not in ids], gone)
+        if chunks:
+            moved = " OR ".join(f"target.{c} <> source.{c}" for c in KEPT[1:])
+            merge = self.chunks.merge_insert("chunk_id").when_matched_update_all(where=moved)
+            rows = pa.Table.from_pylist([_chunk_row(c) for c in chunks], CHUNKS_SCHEMA)
+            merge.when_not_matched_insert_all().execute(rows)
+
+    def _delete_chunks(self, ids: list[str], notes: Sequence[str]) -> None:
+        for some, paths in _pairs(ids, list(notes)):
+            self.chunks.delete(" OR ".join(x for x in (some and _in_list("chunk_id", some),
+                                                       paths and _in_list("path", paths)) if x))  # fmt: skip
 
     def put_notes(
         self,

@@ -156,6 +156,16 @@ class VectorIndex:
                 filled += len(rows)
         return filled
 
+    def chunk_ids(self, paths: Iterable[str]) -> dict[str, list[str]]:
+        """The ids of these notes' chunks as the chunks table holds them (``path#seq``, and
+        ``path#properties`` for the properties' chunk): what the last write of each gave."""
+        with self._lock:
+            return {
+                p: [f"{p}#{PROPERTIES_ID if self._named[r] else self._seq[r]}"
+                    for r in self._rows.get(p, ())]
+                for p in paths
+            }  # fmt: skip
+
     def waiting(self, limit: int) -> list[str]:
         """Up to ``limit`` hashes waiting for a vector, the newest first (a save's chunks go
         before a backlog's)."""
