@@ -226,6 +226,24 @@ def test_a_crash_between_a_notes_chunks_and_its_row_is_read_again_at_start(
         again.close()
 
 
+def test_a_half_written_note_left_by_the_bulk_child_is_read_again_after_its_reload(
+    store: Services,
+) -> None:
+    """The daemon loads what its bulk-index child wrote (``Services.reload``) as a start
+    would: a child that died between a note's chunk rows and its row leaves that note to be
+    read again, not its chunk rows twice."""
+    from sidecar.core.note import parse_note
+
+    parsed = parse_note("plan.md", THREE.replace("starts here", "starts elsewhere"), "x")
+    store.store.put_chunks(parsed.chunks, ["plan.md"], [])
+    store.reload()
+    assert store.store.drifted() == []
+    assert "plan.md" not in store.state.notes
+    store.reindex()
+    assert doctor.check(store)["problems"] == []
+    assert store.search.search(Query("elsewhere", mode="lexical"))["results"] == []
+
+
 def test_a_properties_chunk_is_found_by_meaning_under_its_own_id(store: Services) -> None:
     """The properties' chunk is named (``Note.md#properties``), not numbered: the vector index
     hands out that id, so semantic and hybrid results can read its row, after a save and

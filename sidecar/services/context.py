@@ -18,6 +18,7 @@ from typing import Any
 
 from sidecar.config import Settings, model_cache_dir
 from sidecar.core.chunks import ChunkOptions
+from sidecar.core.model import Edge, NoteRecord
 from sidecar.core.note import parsed_by
 from sidecar.embed import Embedder, load_embedder
 from sidecar.errors import StorageUnavailable, StoreError, VaultNotFound, unwritable_folder
@@ -52,6 +53,23 @@ UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+def _read_index(
+    store: IndexStore, vectors: VectorIndex, model: str
+) -> tuple[dict[str, NoteRecord], list[Edge]]:
+    """What a start reads: every note's record and edges, and the vector index from the
+    stored vectors. A note a crash left half-written (its row and its chunk rows disagree) is
+    dropped first, to be read again. One read of the chunk keys serves both."""
+    keys = store.chunk_keys()
+    drifted = store.drifted(keys)
+    if drifted:
+        _log.info("%d notes to index again (left half-written)", len(drifted))
+        store.delete_notes(drifted)
+        keys = store.chunk_keys()
+    notes_and_edges = store.load_state()
+    vectors.load(keys, store.vector_batches(model))
+    return notes_and_edges
 
 
 @dataclass
@@ -105,13 +123,8 @@ class Services:
             if removed := vault.remove_stray_temps():
                 _log.info("removed %d temp files a crash left among the notes", removed)
             store = IndexStore(data_dir, dim=embedder.dim)
-            drifted = store.drifted()
-            if drifted:  # a crash between a note's chunk rows and its row: read it again
-                _log.info("%d notes to index again (left half-written)", len(drifted))
-                store.delete_notes(drifted)
-            state = IndexState(*store.load_state())
             vectors = VectorIndex(embedder.dim)
-            vectors.load(store.chunk_keys(), store.vector_batches(embedder.model_id))
+            state = IndexState(*_read_index(store, vectors, embedder.model_id))
             memory = MemoryService.open(memory_folder, store.db, embedder, clock, state, vault_root)
         except BaseException:
             lock.release()
@@ -226,10 +239,7 @@ class Services:
         """Load the index as a restart would, after another process (the daemon's bulk-index
         child, holding the lent writer lock) rewrote the store."""
         self.store.refresh()
-        self.state.reload(*self.store.load_state())
-        self.vectors.load(
-            self.store.chunk_keys(), self.store.vector_batches(self.embedder.model_id)
-        )
+        self.state.reload(*_read_index(self.store, self.vectors, self.embedder.model_id))
         self.meta = read_json(self.files, "meta.json", {})
         self.indexer.failures = dict(self.meta.get("failures", {}))
         self.indexer.stale = self.meta.get("parsed_by") != parsed_by(self.indexer.chunk_options)

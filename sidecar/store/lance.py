@@ -257,13 +257,16 @@ class IndexStore:
         q = self.chunks.search().select(["chunk_id", "path", "seq", "content_hash"])
         return q.limit(None).to_arrow()
 
-    def drifted(self) -> list[str]:
+    def drifted(self, keys: pa.Table | None = None) -> list[str]:
         """Notes whose chunk rows are not the chunks their row lists (a crash between writing
-        the one and the other), and chunk rows of no note."""
+        the one and the other), and chunk rows of no note. ``keys``: ``chunk_keys()``, if
+        the caller has read them."""
         listed = self.notes.search().select(["path", "chunk_hashes"]).limit(None).to_arrow()
         want = dict(zip(listed["path"].to_pylist(), listed["chunk_hashes"].to_pylist(),
                         strict=True))  # fmt: skip
-        keys = self.chunk_keys().sort_by([("path", "ascending"), ("seq", "ascending")])
+        keys = (self.chunk_keys() if keys is None else keys).sort_by(
+            [("path", "ascending"), ("seq", "ascending")]
+        )
         have: dict[str, list[str]] = {}
         for path, h in zip(keys["path"].to_pylist(), keys["content_hash"].to_pylist(), strict=True):
             have.setdefault(path, []).append(h)
