@@ -264,6 +264,8 @@ class Daemon:
             with self.services.state.lock:
                 notes = len(self.services.state.notes)
             told.append(True)
+            if loop.is_closed():  # a stop that could not wait for this write: nobody listens,
+                return  # and the note's row must still be written
             asyncio.run_coroutine_threadsafe(self._changed(changed, deleted, notes), loop)
 
         try:
