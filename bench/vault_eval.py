@@ -181,6 +181,27 @@ def render(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def render_wide(results: list[dict[str, Any]]) -> str:
+    """One row per set and stratum, one column per mode: R@5 / MRR / nDCG@10."""
+    modes = list(dict.fromkeys(m for r in results for m in r["modes"]))
+    lines = ["| set | " + " | ".join(modes) + " |", "|---" * (len(modes) + 1) + "|"]
+
+    def cell(m: dict[str, Any]) -> str:
+        if m.get("queries", 1) == 0 and "abstention" in m:
+            return f"nothing returned {m['abstention']['correctly_abstained']:.2f}"
+        return f"{m.get('recall@5', 0):.3f} / {m.get('mrr', 0):.3f} / {m.get('ndcg@10', 0):.3f}"
+
+    for r in results:
+        first = r["modes"][modes[0]]
+        lines.append(f"| **{r['set']}** ({r['queries']} q) | "
+                     + " | ".join(cell(r["modes"][m]) for m in modes) + " |")  # fmt: skip
+        for s, sm in first.get("strata", {}).items():
+            n = sm["queries"] or sm.get("abstention", {}).get("empty_gold_queries", 0)
+            lines.append(f"| · {s} ({n}) | "
+                         + " | ".join(cell(r["modes"][m]["strata"][s]) for m in modes) + " |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--split", default="tune", choices=["tune", "report", "all"])
@@ -208,7 +229,14 @@ def main() -> None:
         "HYBRID_WEIGHTS=(1.0,0.8,0.7)",
     )
     ap.add_argument("--dump", default="", help="write each query's hybrid top 20 chunks here")
+    ap.add_argument(
+        "--render", nargs="+", default=[], help="print saved results (JSON) as one table"
+    )
     args = ap.parse_args()
+    if args.render:
+        docs = [json.loads(Path(f).read_text("utf-8")) for f in args.render]
+        print(render_wide([r for d in docs for r in d["results"]]))
+        return
     args.sets = [s for s in args.sets.split(",") if s]
     args.beir = [s for s in args.beir.split(",") if s]
     args.modes = [m for m in args.modes.split(",") if m]
