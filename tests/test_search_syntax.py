@@ -110,13 +110,45 @@ def test_filters_alone_list_their_notes(services: Services) -> None:
 
 @pytest.mark.parametrize("query, named", [
     ("content:launch", "'content:' is not supported"), ("foo:bar", "'foo:' is not a search operator"),
-    ("/lau.ch/", "regular expressions"), ("(launch OR window)", "parentheses"),
+    ("/lau.ch/", "regular expressions"), ("x -(tag:a OR path:b c)", "a negated group"),
     ('"launch window', "unbalanced quote"), ("launch OR", "OR needs"), ("la*ch", "'*'"),
     ("[status:done]", "property searches"),
 ])  # fmt: skip
 def test_unknown_syntax_is_an_error_naming_it(services: Services, query: str, named: str) -> None:
     with pytest.raises(UsageError, match=named.replace("(", r"\(").replace("*", r"\*")):
         services.search.search(Query(query, mode="lexical"))
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_parentheses_group_as_obsidian_reads_them(services: Services, mode: str) -> None:
+    assert paths(services, "launch (tag:food OR path:archive)", mode) == {
+        "Notes/Café ideas.md",
+        "Archive/Old Alpha.md",
+    }
+    assert paths(services, "(winter OR later) launch", mode) == {
+        "Archive/Old Alpha.md",
+        "Projects/Beta (draft).md",
+    }
+    assert paths(services, "launch -(deploy* OR winter)", mode) == {"Notes/Café ideas.md"}
+    # -(a b): the notes that lack either; the two notes holding both are left out
+    got = paths(services, "launch -(window opens)", mode)
+    assert got and not got & {"Projects/Alpha Plan.md", "Archive/Old Alpha.md"}
+    # (a b) OR c multiplies out: (a OR c) and (b OR c)
+    assert paths(services, "(spring menu) OR paused", mode) == {
+        "Notes/Café ideas.md",
+        "Archive/Old Alpha.md",
+    }
+
+
+def test_parentheses_in_pasted_prose_are_read_leniently() -> None:
+    """An agent pastes a sentence: its words rank as words, nothing is required, no error."""
+    for text in ("effects of vitamin D (in mice)", "see (page 3", "1) first, 2) second",
+                 "f(x) = x^2"):  # fmt: skip
+        q = parse_query(text)
+        assert q.clauses == (), text
+    assert parse_query("effects (in mice)").rank == "effects in mice"
+    assert parse_query("f(x) = x^2").rank == "f(x) = x^2"
+    assert parse_query("-(deploy* OR winter) launch").rank == "launch"  # excluded, not ranked
 
 
 def test_plain_words_stay_words() -> None:
