@@ -145,7 +145,10 @@ def search(
     explain: bool,
     **graph: Any,
 ) -> None:
-    """Find notes by their words or their meaning (hybrid by default)."""
+    """Find notes by their words or their meaning (hybrid by default).
+
+    QUERY takes Obsidian's search syntax: "exact phrase", -word, tag:#x, path:Folder,
+    file:name, a OR b, prefix*, and (groups)."""
     if mode and shorthand and mode != shorthand:
         fail(UsageError(f"--mode {mode} contradicts --{shorthand}"), as_json)
     params = {
