@@ -83,6 +83,22 @@ def read_only_copy(source: Path, where: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
+def says_unwritable(
+    vault: Path, env: dict[str, str], data: Path, why: str, first: list[str]
+) -> None:
+    """``first``, then a search and ``serve``: each exits 5 with one line naming the index
+    folder, why it cannot be written, and the setting to change."""
+    for command in (first, ["search", "session"], ["serve"]):
+        r = sidecar(*command, "--vault", str(vault), env=env)
+        assert r.returncode == 5, (command, r.stderr)
+        assert "Traceback" not in r.stderr
+        assert last_line(r) == (
+            f"sidecar: cannot write the index folder {data}: {why}; set "
+            "SIDECAR_DATA_DIR, or index.data_dir in the vault's .sidecar/config.toml, to a "
+            "folder you can write"
+        )
+
+
 @pytest.mark.e2e  # starts processes (the CLI or the daemon)
 def test_read_only_data_dir_is_one_line_naming_it_and_the_setting(
     example: Path, env: dict[str, str], tmp_path: Path
@@ -92,15 +108,7 @@ def test_read_only_data_dir_is_one_line_naming_it_and_the_setting(
                    ).returncode == 0  # fmt: skip
     with read_only_copy(data, tmp_path / "ro") as ro:
         ro_env = {**env, "SIDECAR_DATA_DIR": str(ro)}
-        for command in (["status"], ["search", "session"], ["serve"]):
-            r = sidecar(*command, "--vault", str(example), env=ro_env)
-            assert r.returncode == 5, (command, r.stderr)
-            assert "Traceback" not in r.stderr
-            assert last_line(r) == (
-                f"sidecar: cannot write the index folder {ro}: read-only file system; set "
-                "SIDECAR_DATA_DIR, or index.data_dir in the vault's .sidecar/config.toml, to a "
-                "folder you can write"
-            )
+        says_unwritable(example, ro_env, ro, "read-only file system", ["status"])
         r = sidecar("status", "--vault", str(example), "--json", env=ro_env)
         error = json.loads(r.stdout)["error"]
         assert error["code"] == -32010 and error["data"]["path"] == str(ro)
@@ -121,15 +129,7 @@ def test_full_data_dir_is_one_line_naming_it_and_the_setting(
                 pass
         data = disk / "index"
         full_env = {**env, "SIDECAR_DATA_DIR": str(data)}
-        for command in (["index"], ["search", "session"], ["serve"]):
-            r = sidecar(*command, "--vault", str(example), env=full_env)
-            assert r.returncode == 5, (command, r.stderr)
-            assert "Traceback" not in r.stderr
-            assert last_line(r) == (
-                f"sidecar: cannot write the index folder {data}: no space left on device; set "
-                "SIDECAR_DATA_DIR, or index.data_dir in the vault's .sidecar/config.toml, to a "
-                "folder you can write"
-            )
+        says_unwritable(example, full_env, data, "no space left on device", ["index"])
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
 

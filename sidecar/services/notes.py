@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from sidecar.services.context import Services
 
 READ_CHARS = 6_000  # a page of text by default (~1.5k tokens; the reply holds it twice)
-MAX_READ_CHARS = 30_000
-NAME_MAX = 255  # Linux's and macOS's longest file name, in bytes  # never more in one answer (twice that in the reply)
+MAX_READ_CHARS = 30_000  # never more in one answer (twice that in the reply)
+NAME_MAX = 255  # Linux's and macOS's longest file name, in bytes
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 

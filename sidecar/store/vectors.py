@@ -160,11 +160,7 @@ class VectorIndex:
         """The ids of these notes' chunks as the chunks table holds them (``path#seq``, and
         ``path#properties`` for the properties' chunk): what the last write of each gave."""
         with self._lock:
-            return {
-                p: [f"{p}#{PROPERTIES_ID if self._named[r] else self._seq[r]}"
-                    for r in self._rows.get(p, ())]
-                for p in paths
-            }  # fmt: skip
+            return {p: [self._chunk_id(r) for r in self._rows.get(p, ())] for p in paths}
 
     def waiting(self, limit: int) -> list[str]:
         """Up to ``limit`` hashes waiting for a vector, the newest first (a save's chunks go
