@@ -148,7 +148,8 @@ def search(
     """Find notes by their words or their meaning (hybrid by default).
 
     QUERY takes Obsidian's search syntax: "exact phrase", -word, tag:#x, path:Folder,
-    file:name, a OR b, prefix*, and (groups)."""
+    file:name, a OR b, prefix*, and (groups). A query that starts with '-' goes after '--',
+    as with grep: sidecar search -- "-draft launch"."""
     if mode and shorthand and mode != shorthand:
         fail(UsageError(f"--mode {mode} contradicts --{shorthand}"), as_json)
     params = {
