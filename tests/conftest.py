@@ -106,7 +106,8 @@ def _processes_only_in_e2e_tests(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The fast loop (``pytest -m "not e2e"``) starts no process: a test that starts one (the
-    daemon, the CLI, an editor, a browser) is marked ``e2e``, which this enforces."""
+    daemon, the CLI, an editor, a browser) is marked ``e2e``, which this enforces. Tests that
+    read a whole real vault are marked ``e2e`` too, by hand, to keep the loop under a minute."""
     if request.node.get_closest_marker("e2e") is not None:
         return
 

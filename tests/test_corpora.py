@@ -11,6 +11,8 @@ import pytest
 from sidecar.services.context import Services
 from tests.conftest import corpus
 
+pytestmark = pytest.mark.e2e  # every test here reads a whole real vault
+
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Services, dict]]:  # type: ignore[type-arg]
@@ -74,7 +76,7 @@ def test_backlinks_carry_line_and_context(indexed) -> None:  # type: ignore[no-u
             assert b["context"]
 
 
-@pytest.mark.e2e  # a cold index of 1,000 notes parses in child processes (parse_worker)
+# A cold index of 1,000 notes parses in child processes (parse_worker).
 def test_one_edit_in_dendron_reparses_exactly_one_note(tmp_path: Path) -> None:
     root = tmp_path / "dendron"
     shutil.copytree(corpus("dendron-site"), root)

@@ -23,7 +23,7 @@ VAULTS = {
     "second-brain": SHARED / "peers" / "obsidian-second-brain" / "examples" / "sample-vault",
 }
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]  # whole real vaults
 
 
 @pytest.fixture(scope="module")

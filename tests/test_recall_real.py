@@ -23,6 +23,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from recall_set import load_set, prompts_for
 
 REGISTRY = build_registry()
+pytestmark = pytest.mark.e2e  # the real model over a whole real vault
 ISSUE = ["thanks!", "What is the capital of France?", "Fix the failing unit test in parser.py"]
 
 

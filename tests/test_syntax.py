@@ -22,7 +22,10 @@ def _texts(vaults: bool) -> list[str]:
     return texts
 
 
-@pytest.mark.parametrize("gfm", [False, True], ids=["commonmark", "gfm"])
+@pytest.mark.parametrize(
+    "gfm",
+    [pytest.param(False, id="commonmark"), pytest.param(True, id="gfm", marks=pytest.mark.e2e)],
+)  # the gfm case also reads the three real vaults
 def test_fast_parser_renders_what_marko_renders(gfm: bool) -> None:
     elements = [*syntax.FAST_COMMONMARK, *(syntax.FAST_GFM if gfm else ())]
     fast = Markdown(
@@ -34,6 +37,7 @@ def test_fast_parser_renders_what_marko_renders(gfm: bool) -> None:
     assert differ == []
 
 
+@pytest.mark.e2e  # every note of the three real vaults
 def test_text_only_paragraphs_read_as_parsed_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     """The index's parser leaves paragraphs without links, tags, HTML or code unparsed; what
     the index reads (headings, blocks, links and their context, tags, ids, hidden spans) is
