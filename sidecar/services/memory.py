@@ -116,14 +116,14 @@ class MemoryService:
               ttl: float | None = None, relations: Mapping[str, Sequence[str]] | None = None,
               source_type: str = "user_statement", agent: str = "",
               confidence: float | None = None, on_duplicate: str = "reject") -> dict[str, Any]:  # fmt: skip
-        now = self.clock()
+        now, title = self.clock(), _title(title)
         entry_id = self._new_id(id, title, entry_type, now)
         old = self.index.get(entry_id)
         if (entry_type == "reminder") != (due_at is not None):
             raise UsageError("a reminder needs a due time (due_in or due_at); other entries "
                              "take none")  # fmt: skip
         entry = Entry(
-            id=entry_id, title=title.strip(), entry_type=entry_type,
+            id=entry_id, title=title, entry_type=entry_type,
             created_at=old.entry.created_at if old else now, updated_at=now,
             source_type=source_type, tags=tuple(dict.fromkeys(t.strip() for t in tags if t.strip())),
             due_at=due_at, relations=m.normalise_relations(relations or {}), agent=agent,
@@ -192,7 +192,7 @@ class MemoryService:
         record = self.record(entry_id)
         e = record.entry
         entry = replace(
-            e, title=title.strip() if title else e.title, updated_at=self.clock(),
+            e, title=_title(title) if title is not None else e.title, updated_at=self.clock(),
             body=body.strip("\n") if body is not None else e.body,
             tags=tuple(dict.fromkeys(t.strip() for t in tags if t.strip())) if tags is not None
             else e.tags,
@@ -259,3 +259,14 @@ def wanted(e: Entry, types: Sequence[str], tags: Sequence[str], status: str) -> 
     if tags and not all(t in e.tags for t in tags):
         return False
     return status == "all" or e.status == status
+
+
+def _title(text: str) -> str:
+    """The title as stored; one of white space alone (NEL and U+2028 count, as they do for
+    ``str.strip``) is refused, since the file would read back with the id as its title."""
+    title = text.strip()
+    if not title:
+        raise UsageError(
+            "a memory entry's title needs at least one character that is not white space"
+        )
+    return title
