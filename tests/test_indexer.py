@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from collections.abc import Callable
@@ -199,3 +200,34 @@ def test_an_index_read_by_another_parser_is_read_again_once(
         assert s.indexer.backlog() == 0 and s.reindex().parsed == 0
     finally:
         s.close()
+
+
+def test_a_watcher_batch_that_changes_only_the_time_leaves_meta_json_until_close(
+    make_vault: VaultFactory, tmp_path: Path
+) -> None:
+    """meta.json is two fsyncs, 10-17 ms of a one-note re-index beside other writers' I/O. A
+    batch that changes nothing a start reads from it (failures, parser, vault) keeps the new
+    time in memory (``status`` shows it); a new failure is written at once; close writes the
+    time."""
+    ticks = iter(range(100))
+    clock = lambda: dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=next(ticks))  # noqa: E731
+    root = make_vault(BASE)
+    s = Services.open(root, tmp_path / "idx", clock=clock)
+    meta = tmp_path / "idx" / "meta.json"
+    try:
+        s.reindex()
+        written = meta.read_bytes()
+        bump(root / "Home.md", "# Home\n\nSee [[Alpha]] again.\n")
+        assert s.reindex(paths=["Home.md"]).parsed == 1
+        assert meta.read_bytes() == written
+        assert s.status()["last_indexed"] == "2026-01-01T01:00:00+00:00"
+        (root / "Bin.md").write_bytes(b"\x00\x01binary\x00")
+        assert s.reindex(paths=["Bin.md"]).errors
+        on_disk = json.loads(meta.read_bytes())
+        assert "Bin.md" in on_disk["failures"]
+        assert on_disk["last_indexed"] == "2026-01-01T02:00:00+00:00"
+        bump(root / "Home.md", "# Home\n\nSee [[Beta]].\n")
+        s.reindex(paths=["Home.md"])
+    finally:
+        s.close()
+    assert json.loads(meta.read_bytes())["last_indexed"] == "2026-01-01T03:00:00+00:00"

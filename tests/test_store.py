@@ -262,3 +262,17 @@ def test_a_properties_chunk_is_found_by_meaning_under_its_own_id(store: Services
         assert top(again, "semantic") == "only properties.md#properties"
     finally:
         again.close()
+
+
+def test_vectors_added_after_a_lookup_in_an_empty_table_are_found(tmp_path: Path) -> None:
+    """An index without embeddings skips the lookup of a save's new hashes (its vectors
+    table is empty); the first vector written ends that."""
+    from sidecar.store.lance import IndexStore
+
+    s = IndexStore(tmp_path / "idx", dim=4)
+    assert s.find_vectors("m", ["a"])[0] == []
+    s.add_vectors("m", ["a", "b"], np.eye(4, dtype=np.float32)[:2])
+    found, vectors = s.find_vectors("m", ["a", "c"])
+    assert found == ["a"] and vectors.tolist() == [[1.0, 0.0, 0.0, 0.0]]
+    again = IndexStore(tmp_path / "idx", dim=4)  # a second process sees what the first wrote
+    assert again.find_vectors("m", ["b"])[0] == ["b"]

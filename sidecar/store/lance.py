@@ -138,6 +138,8 @@ class IndexStore:
     def __init__(self, directory: Path, dim: int = 384) -> None:
         self.index_lock = threading.Lock()  # serialises on-demand index creation
         self.fts_ready = False  # the chunks table's FTS index exists (tables live as long as we)
+        # the vectors table was seen empty (no vector of any model) and nothing was added since
+        self._no_vectors: bool | None = None
         self.directory = directory
         self.dim = dim
         try:
@@ -292,13 +294,16 @@ class IndexStore:
             yield batch["content_hash"], _matrix(batch["vector"], self.dim)
 
     def find_vectors(self, model: str, hashes: Sequence[str]) -> tuple[list[str], Vectors]:
-        """The stored vectors of these hashes (those there are), through the hash B-tree."""
+        """The stored vectors of these hashes (those there are), through the hash B-tree;
+        an empty table (an index without embeddings) is not searched."""
         found: list[str] = []
         parts: list[Vectors] = []
-        for batch in _batches(hashes, 1000):
+        if self._no_vectors is None:
+            self._no_vectors = self.vectors.count_rows() == 0
+        for batch in _batches(hashes if not self._no_vectors else (), 1000):
             where = f"model = {sql_str(model)} AND {_in_list('content_hash', batch)}"
-            table = self.vectors.search().where(where).select(["content_hash", "vector"])
-            got = table.limit(None).to_arrow()
+            q = native(self.vectors).query().where(where).select(["content_hash", "vector"])
+            got = read(q.to_arrow())
             found += got["content_hash"].to_pylist()
             parts.append(_matrix(got["vector"], self.dim))
         return found, np.concatenate(parts) if parts else np.zeros((0, self.dim), np.float32)
@@ -312,6 +317,7 @@ class IndexStore:
         )
         batch = pa.table({"model": [model] * len(hashes), "content_hash": list(hashes),
                           "vector": column}, schema=vectors_schema(self.dim))  # fmt: skip
+        self._no_vectors = False
         self.vectors.add(batch)
 
     def drop_unused_vectors(self) -> int:
@@ -435,6 +441,7 @@ class IndexStore:
         for table in (self.notes, self.chunks, self.vectors):
             table.checkout_latest()
         self.fts_ready = False  # look again: the child may have built it
+        self._no_vectors = None  # and it may have embedded
 
     def optimize(self, keep: dt.timedelta) -> None:
         """Compact every table, fold new rows into its indexes and delete the files of
