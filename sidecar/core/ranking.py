@@ -8,7 +8,7 @@ BM25 squashed as s/(s+1.5), semantic score = cosine.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 RRF_K = 60
@@ -65,20 +65,6 @@ def decay(age_days: float, half_life_days: float) -> float:
     if half_life_days <= 0 or age_days <= 0:
         return 1.0
     return math.pow(0.5, age_days / half_life_days)
-
-
-def top_per_key(scores: Mapping[str, float], group: Mapping[str, str], limit: int) -> list[str]:
-    """Best-scoring items, at most one per group (a note's best chunk), in score order."""
-    seen: set[str] = set()
-    out: list[str] = []
-    for item in sorted(scores, key=lambda x: -scores[x]):
-        g = group[item]
-        if g not in seen:
-            seen.add(g)
-            out.append(item)
-            if len(out) == limit:
-                break
-    return out
 
 
 # Confidence: whether a result answers the query at all, 0..1, from the two kinds of evidence a
