@@ -171,6 +171,30 @@ def test_a_copy_a_rename_and_an_undo_reuse_vectors(store: Services) -> None:
     assert hit["path"] == "Third.md"
 
 
+def test_a_save_leaves_the_lookup_of_stored_vectors_to_the_embedding_stage(
+    store: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copied note's texts have stored vectors. The save's turn (which a query waits
+    beside) does not read the vectors table: the embedding stage does, before the model,
+    and its commit fills them without appending them again."""
+    lookups: list[int] = []
+    find = store.store.find_vectors
+    monkeypatch.setattr(store.store, "find_vectors",
+                        lambda model, hashes: lookups.append(len(hashes)) or find(model, hashes))  # fmt: skip
+    path = store.vault.root / "copy" / "plan.md"
+    path.parent.mkdir()
+    path.write_text(THREE, "utf-8")
+    store.reindex(paths=["copy/plan.md"])
+    assert lookups == [] and store.embed_stage.pending() == 3
+    before = versions(store)
+    batch = store.embed_stage.compute(64)
+    assert lookups == [3] and batch is not None and batch.stored == 3
+    assert store.embed_stage.commit(batch) == 3
+    assert store.embed_stage.pending() == 0 and texts(store) == 5  # the model never ran
+    assert versions(store) == before and store.store.count("vectors") == 5  # nothing added
+    assert store.embed_stage.compute(64) is None
+
+
 def test_idle_compaction_drops_the_vectors_no_chunk_uses(store: Services) -> None:
     save(store, "Third.md", "# Third\n\nA third note, edited.\n")
     assert store.store.count("vectors") == 6

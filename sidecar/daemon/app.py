@@ -34,6 +34,7 @@ from sidecar.daemon.heap import freeze_long_lived, release_free_memory
 from sidecar.daemon.memory_jobs import MemoryJobs
 from sidecar.daemon.notify import sd_notify
 from sidecar.daemon.progress_log import EmbedProgress, ready_hint
+from sidecar.daemon.queries import Queries
 from sidecar.daemon.supervise import Supervisor, exit_deadline
 from sidecar.daemon.watcher import VaultWatcher
 from sidecar.daemon.writer import Writer
@@ -49,6 +50,11 @@ from sidecar.transports.unix_path import socket_path_for
 _log = logging.getLogger("sidecar.daemon")
 
 RELEASE_AFTER_SECONDS = 5  # quiet this long after a burst of work: give its memory back
+# After a save is announced, the writer's turn waits this long for a told client's query to
+# start (~1 ms measured, a few on a loaded machine), and at most QUERIES_FIRST_CAP_S for the
+# queries running to end, before the work that nothing reads (``Queries``).
+QUERY_GRACE_S = 0.02
+QUERIES_FIRST_CAP_S = 0.15
 
 
 def warm(services: Services) -> None:
@@ -115,6 +121,7 @@ class Daemon:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._child: subprocess.Popen[str] | None = None  # the bulk-index child, while it runs
         self._last_request = time.monotonic()
+        self.queries = Queries()
         self._released = time.monotonic()
         self.started = time.time()
         self._deadline: threading.Timer | None = None
@@ -128,12 +135,15 @@ class Daemon:
         self._last_request = time.monotonic()
         spec, model = self.registry.validate(method, params)
         if spec.read_only:
+            self.queries.begin()
             try:  # encoded on the worker thread too: a big reply must not hold the loop
                 return await asyncio.to_thread(
                     lambda: encode_result(spec.handler(self.services, model))
                 )
             except Exception as exc:  # a read that writes (a first search builds its index)
                 raise storage_error(exc) or exc from None
+            finally:
+                self.queries.end()
         if method != "index.reindex":
             out = await self.writer.submit(lambda: spec.handler(self.services, model))
             self._embed_wake.set()  # it may have written chunks that want vectors
@@ -158,10 +168,12 @@ class Daemon:
         if r.get("changed_paths") or r.get("deleted_paths"):
             await self._changed(r["changed_paths"], r["deleted_paths"], r["notes"])
 
-    async def _changed(self, paths: list[str], deleted: list[str], notes: int) -> None:
+    async def _changed(self, paths: list[str], deleted: list[str], notes: int) -> int:
+        """Send ``index.changed``; how many connections were told."""
         await self.server.notify(
             "index.changed", {"paths": paths, "deleted": deleted, "notes": notes}
         )
+        return self.server.subscribed("index.changed")
 
     def _on_faults(self, faults: list[dict[str, Any]]) -> None:
         self.runtime["degraded"] = faults
@@ -190,7 +202,8 @@ class Daemon:
                     await asyncio.wait_for(self._stop.wait(), timeout=self.embed_delay)
                 continue
             self._idle_embedding.clear()
-            self.embedded += await self.writer.submit(lambda b=batch: stage.commit(b))  # type: ignore[misc]
+            filled = await self.writer.submit(lambda b=batch: stage.commit(b))  # type: ignore[misc]
+            self.embedded += 0 if batch.stored else filled  # by the model, not read from the store
             self.supervisor.ok("embedding")
             await asyncio.to_thread(self.embed_progress.batch, len(batch.hashes), stage.pending)
 
@@ -256,7 +269,8 @@ class Daemon:
     async def _reindex(self, paths: list[str] | None) -> bool:
         """Reindex ``paths`` (None: the whole vault); one that fails is retried by ``_health``
         (a full disk: once the store is writable again). ``index.changed`` goes out as soon as
-        search finds the changes, before the notes' rows are written."""
+        search finds the changes, before the notes' rows are written; the queries of the
+        clients told of them go first."""
         loop = asyncio.get_running_loop()
         told: list[bool] = []
 
@@ -266,7 +280,10 @@ class Daemon:
             told.append(True)
             if loop.is_closed():  # a stop that could not wait for this write: nobody listens,
                 return  # and the note's row must still be written
-            asyncio.run_coroutine_threadsafe(self._changed(changed, deleted, notes), loop)
+            sent = asyncio.run_coroutine_threadsafe(self._changed(changed, deleted, notes), loop)
+            with contextlib.suppress(Exception):  # a loop stopping: the row is still written
+                if sent.result(timeout=QUERY_GRACE_S):
+                    self.queries.go_first(QUERY_GRACE_S, QUERIES_FIRST_CAP_S)
 
         try:
             report = await self.writer.submit(

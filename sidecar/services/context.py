@@ -206,16 +206,17 @@ class Services:
         searchable: Searchable | None = None,
     ) -> IndexReport:
         """Bring the index up to date; the re-parsed notes' chunks go to the vector index,
-        which keeps the vectors it or the store has for their hashes and queues the rest.
+        which keeps the vectors it has for their hashes and queues the rest (the embedding
+        stage looks those up in the store first).
         ``searchable``: see ``Indexer.run``."""
         if not self.vault.root.is_dir():
             # An unmounted drive or a vault moved away must not read as "every note deleted".
             raise VaultNotFound(f"the vault folder is missing: {self.vault.root}")
         progress = progress or (self.progress("parse") if self.progress else None)
         report = self.indexer.run(full=full, scope=paths, progress=progress, searchable=searchable)
-        fresh = self.vectors.replace(report.hashes, report.deleted_paths, report.named)
-        if fresh:
-            self.vectors.fill(*self.store.find_vectors(self.embedder.model_id, fresh))
+        self.embed_stage.look_up(
+            self.vectors.replace(report.hashes, report.deleted_paths, report.named)
+        )
         if len(report.changed_paths) + len(report.deleted_paths) >= 200:
             ensure_fts_index(self.store)  # a cold index: built here, not by the first search
             self.store.optimize(self.retain)  # fold the many new rows into it

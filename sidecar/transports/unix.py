@@ -149,6 +149,10 @@ class RpcServer:
             if event in conn.events:
                 conn.send(data)
 
+    def subscribed(self, event: str) -> int:
+        """How many connections are subscribed to ``event`` (call on the loop's thread)."""
+        return sum(event in conn.events for conn in self._conns)
+
     def _remove_socket_file(self) -> None:
         """Unlink the socket only if it is still ours, not a successor daemon's."""
         try:
