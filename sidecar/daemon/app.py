@@ -55,6 +55,7 @@ RELEASE_AFTER_SECONDS = 5  # quiet this long after a burst of work: give its mem
 # queries running to end, before the work that nothing reads (``Queries``).
 QUERY_GRACE_S = 0.02
 QUERIES_FIRST_CAP_S = 0.15
+EMBED_WAIT_CAP = 5  # saves that never pause still get their vectors, after 5 embed delays
 
 
 def warm(services: Services) -> None:
@@ -196,16 +197,36 @@ class Daemon:
                     self.embed_progress.idle()  # the end of a burst of embedding
                 self._idle_embedding.set()
                 await self._embed_wake.wait()
-                # A save just landed: the person is likely to search for it next. Let those
-                # queries have both cores (lexical finds the new words already), then embed.
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), timeout=self.embed_delay)
+                await self._after_saves()
                 continue
             self._idle_embedding.clear()
             filled = await self.writer.submit(lambda b=batch: stage.commit(b))  # type: ignore[misc]
             self.embedded += 0 if batch.stored else filled  # by the model, not read from the store
             self.supervisor.ok("embedding")
             await asyncio.to_thread(self.embed_progress.batch, len(batch.hashes), stage.pending)
+
+    async def _after_saves(self) -> None:
+        """A save just landed: the person is likely to search for it next. Let those queries
+        have both cores (lexical finds the new words already): embed once no save has come
+        for ``embed_delay`` (each starts the wait again, so the model does not run into the
+        query after the next save), and at the latest ``EMBED_WAIT_CAP`` delays after the
+        first."""
+        deadline = time.monotonic() + EMBED_WAIT_CAP * self.embed_delay
+        while not self._stop.is_set():
+            self._embed_wake.clear()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            woke = asyncio.ensure_future(self._embed_wake.wait())
+            stop = asyncio.ensure_future(self._stop.wait())
+            done, pending = await asyncio.wait(
+                {woke, stop}, timeout=min(self.embed_delay, left),
+                return_when=asyncio.FIRST_COMPLETED,
+            )  # fmt: skip
+            for task in pending:
+                task.cancel()
+            if woke not in done:
+                return  # quiet for a delay (or stopping)
 
     async def _compact_now(self) -> None:
         """Drop unused vectors and compact the tables, in the writer's turn."""
