@@ -230,16 +230,27 @@ def _state_of(pid: int) -> str:
         return "gone"
 
 
-def _version_2_store(state: Path, copies: int = 20, padding: int = 60_000) -> tuple[Path, Path]:
-    """The version-2 fixture (``tests/store_v2``), its vault copied ``copies`` times (a rebuild
-    to interrupt) and its chunks table padded with vectors of no note (a copy to interrupt)."""
-    fixture = Path(__file__).parent / "store_v2"
+def _old_store(
+    state: Path, version: int, copies: int = 20, padding: int = 60_000
+) -> tuple[Path, Path]:
+    """The version-2 or -3 fixture (``tests/store_v2``, ``store_v3``), its vault copied
+    ``copies`` times (an index to interrupt) and its stored vectors padded with vectors of no
+    note (a copy to interrupt): in ``chunks`` (version 2) or in ``vectors`` (version 3)."""
+    fixture = Path(__file__).parent / f"store_v{version}"
     vault, data = state / "vault", state / "data"
     for i in range(copies):
         shutil.copytree(fixture / "vault", vault / f"copy {i}")
     shutil.copytree(fixture / "data", data)
-    chunks = lancedb.connect(str(data / "lance")).open_table("chunks")
+    table = lancedb.connect(str(data / "lance")).open_table("chunks" if version == 2 else "vectors")
     rng = np.random.default_rng(1)
+    hashes = [f"pad{i:036d}" for i in range(padding)]
+    vectors = pa.FixedSizeListArray.from_arrays(
+        pa.array(rng.standard_normal(padding * 64).astype(np.float32)), 64
+    )
+    if version == 3:
+        table.add(pa.table({"model": ["tiny"] * padding, "content_hash": hashes,
+                            "vector": vectors}).cast(table.schema))  # fmt: skip
+        return vault, data
     rows = pa.table({
         "chunk_id": [f"pad/{i}.md#0" for i in range(padding)],
         "path": [f"pad/{i}.md" for i in range(padding)],
@@ -248,31 +259,33 @@ def _version_2_store(state: Path, copies: int = 20, padding: int = 60_000) -> tu
         "start_line": pa.array([1] * padding, pa.int32()),
         "end_line": pa.array([1] * padding, pa.int32()),
         "text": [f"pad {i}" for i in range(padding)],
-        "content_hash": [f"pad{i:036d}" for i in range(padding)],
+        "content_hash": hashes,
         "search_text": [f"pad {i}" for i in range(padding)],
-        "vector": pa.FixedSizeListArray.from_arrays(
-            pa.array(rng.standard_normal(padding * 64).astype(np.float32)), 64
-        ),
+        "vector": vectors,
     })  # fmt: skip
-    chunks.add(rows.cast(chunks.schema))
+    table.add(rows.cast(table.schema))
     return vault, data
 
 
-def test_kill_9_during_a_migration_loses_no_vector_and_computes_none_again() -> None:
-    """A version-2 store opened by this version: killed while its vectors are copied into the
-    new table, or while the index is rebuilt from the vault after the copy. The restart finds
-    every old vector in the new table, embeds nothing and matches the vault."""
+@pytest.mark.parametrize("version", [2, 3])
+def test_kill_9_during_a_migration_loses_no_vector_and_computes_none_again(version: int) -> None:
+    """A version-2 or -3 store opened by this version: killed while its vectors are copied
+    into the new table (converted to float16), or while the index is brought up to date
+    after. The restart finds every old vector in the new table, embeds nothing (but the
+    properties' chunks version 2's parser did not make) and matches the vault."""
+    fixture = Path(__file__).parent / f"store_v{version}" / "data" / "lance"
+    old = lancedb.connect(str(fixture)).open_table("chunks" if version == 2 else "vectors")
     fixture_vectors = {
-        r["content_hash"]: r["vector"]
-        for r in lancedb.connect(str(Path(__file__).parent / "store_v2" / "data" / "lance"))
-        .open_table("chunks").search().select(["content_hash", "vector"]).limit(None).to_list()
-    }  # fmt: skip
+        r["content_hash"]: np.float16(r["vector"]).tolist()
+        for r in old.search().select(["content_hash", "vector"]).limit(None).to_list()
+    }
+    started, done = ("copied", "copied") if version == 2 else ("converting", "converted")
     rng = random.Random(13)
     phases = []
-    for round_ in range(4):
+    for round_ in range(4 if version == 2 else 2):
         state = Path(tempfile.mkdtemp(dir="/tmp", prefix="scm"))
         try:
-            vault, data = _version_2_store(state)
+            vault, data = _old_store(state, version)
             env = {**daemon_env(state), "SIDECAR_DATA_DIR": str(data)}
             log = state / "first.log"
             with log.open("wb") as out:
@@ -282,22 +295,25 @@ def test_kill_9_during_a_migration_loses_no_vector_and_computes_none_again() -> 
                 )  # fmt: skip
             try:
                 deadline = time.monotonic() + 120 * LOAD
-                sign = data / "lance" / "vectors.lance" if round_ % 2 == 0 else None
-                while not (sign.exists() if sign else "copied" in log.read_text()):
+                copying = round_ % 2 == 0
+                sign = data / "lance" / "vectors.lance" if version == 2 and copying else None
+                while not (sign.exists() if sign else (started if copying else done)
+                           in log.read_text()):  # fmt: skip
                     assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
                     time.sleep(0.002)
-                time.sleep(rng.uniform(0, 0.2 if sign else 1.0))
+                time.sleep(rng.uniform(0, (0.2 if version == 2 else 0.02) if copying else 1.0))
             finally:
                 proc.kill()
                 proc.wait(timeout=10 * LOAD)
             text = log.read_text()
-            phases.append("copy" if "copied" not in text else
-                          "rebuild" if "index up to date" not in text else "after")  # fmt: skip
+            phases.append("copy" if done not in text else
+                          "index" if "index up to date" not in text else "after")  # fmt: skip
             d = start(vault, env)
             try:
                 with d.client(timeout=None) as c:
-                    # only the properties' chunks this parser adds (2 per copy) may need a model
-                    assert c.call("index.reindex", {"embed": True})["embedded"] <= 2 * 20
+                    # only the properties' chunks version 2's parser did not make (2 a copy)
+                    embedded = c.call("index.reindex", {"embed": True})["embedded"]
+                    assert embedded <= (2 * 20 if version == 2 else 0)
                     status = c.call("index.status")
                     assert status["notes"] == 20 * 33 and status["pending"] == 0
                     assert status["vectors"] == status["chunks"]
@@ -307,9 +323,10 @@ def test_kill_9_during_a_migration_loses_no_vector_and_computes_none_again() -> 
             table = lancedb.connect(str(data / "lance")).open_table("vectors")
             stored = table.search().where("content_hash NOT LIKE 'pad%'").limit(None).to_list()
             hashes = [r["content_hash"] for r in stored]
-            assert len(hashes) == len(set(hashes)) == len(fixture_vectors) + 2  # none twice
+            added = 2 if version == 2 else 0
+            assert len(hashes) == len(set(hashes)) == len(fixture_vectors) + added  # none twice
             copied = {r["content_hash"]: r["vector"] for r in stored}
             assert {h: copied[h] for h in fixture_vectors} == fixture_vectors
         finally:
             shutil.rmtree(state, ignore_errors=True)
-    assert "copy" in phases and "rebuild" in phases, phases
+    assert "copy" in phases and "index" in phases, phases

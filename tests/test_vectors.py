@@ -27,7 +27,7 @@ def test_search_filters_and_reuses_the_rows_of_removed_notes() -> None:
     v.replace({"c.md": ["h3"]})
     v.fill(["h3"], unit(3)[None])
     assert v.search(unit(3), 1)[0][:2] == ("c.md#0", "c.md")
-    assert len(v._hash) == 3  # the new row took a hole; nothing grew
+    assert len(v._path) == 3  # the new row took a hole; nothing grew
     v.replace({"p.md": ["h4", "h5"]}, named={"p.md"})  # its last chunk: its properties'
     v.fill(["h4", "h5"], np.stack([unit(4), unit(5)]))
     assert [v.search(unit(i), 1)[0][0] for i in (4, 5)] == ["p.md#0", "p.md#properties"]

@@ -5,15 +5,15 @@ A note's row holds its record, its resolved edges and the content hashes of its 
 last, so its row says what it was indexed from: a crash in between leaves the row naming
 other chunk hashes than the chunk rows hold, and that note is read again (``drifted``).
 
-``vectors`` holds one row per (model, content hash): only appended to, never FTS-indexed, and
-read whole at start. A chunk's vector is found by the hash of the text the model saw, so a
+``vectors`` holds one row per (model, content hash) as float16 (half the disk of float32; the
+cosines change by under 1e-4): only appended to, never FTS-indexed, and read whole at start. A chunk's vector is found by the hash of the text the model saw, so a
 renamed or copied note, and an edit that restores earlier text, reuse vectors, and embedding
 never rewrites the chunk rows the full-text index covers. Idle compaction drops the vectors
 no chunk uses.
 
-Each write adds a fragment and a table version, so the owner compacts when idle. A store of
-another schema version (in the tables' schema metadata) is rebuilt from the vault, which is
-the source of truth; the vectors of a store from before this layout are copied first.
+Each write adds a fragment and a table version, so the owner compacts when idle. A ``notes``
+or ``chunks`` table of another layout version (in its schema metadata) is rebuilt from the
+vault, which is the source of truth; stored vectors of an older layout are copied first.
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ from sidecar.errors import StoreError
 
 _log = logging.getLogger("sidecar.store")
 
-SCHEMA_VERSION = "3"  # 3: vectors in their own table, edges and chunk hashes in the note rows
+# Each table's layout version. notes, chunks 3: vectors in a table of their own, edges and chunk
+# hashes in the note rows. vectors 4: float16 (3 was float32, converted in place).
+SCHEMA_VERSION = {"notes": "3", "chunks": "3", "vectors": "4"}
 TABLES = ("notes", "chunks")  # rebuilt together from the vault when their schema is stale
 
 # LanceDB's caches (manifests and file metadata; index pages) are unbounded in practice
@@ -102,7 +104,7 @@ def vectors_schema(dim: int) -> pa.Schema:
         [
             pa.field("model", pa.string(), nullable=False),
             pa.field("content_hash", pa.string(), nullable=False),
-            pa.field("vector", pa.list_(pa.float32(), dim), nullable=False),
+            pa.field("vector", pa.list_(pa.float16(), dim), nullable=False),
         ]
     )
 
@@ -159,7 +161,8 @@ class IndexStore:
     def _open_tables(self) -> None:
         existing = set(self.db.list_tables().tables)
         wanted = vectors_schema(self.dim)
-        if "vectors" in existing and not self._usable("vectors", wanted):
+        usable = "vectors" not in existing or self._usable("vectors", wanted)
+        if not usable and not self._convert_float32_vectors():
             # another vector size (another model's), or a copy a crash cut short
             self._drop("vectors")
             existing.discard("vectors")
@@ -170,25 +173,25 @@ class IndexStore:
         # One table in an old shape means the index as a whole is from another version:
         # rebuild both from the vault (the vectors stay: they are keyed by content).
         stale = "edges" in existing or any(
-            _stale(self.db.open_table(n), schemas[n]) for n in TABLES if n in existing
+            _stale(self.db.open_table(n), schemas[n], n) for n in TABLES if n in existing
         )
         if stale:
             _log.info("the index is from another version: rebuilding it from the vault")
         for name in TABLES:
             if name not in existing or stale:
                 mode = "overwrite" if name in existing else "create"
-                self.db.create_table(name, schema=_tagged(schemas[name]), mode=mode)
+                self.db.create_table(name, schema=_tagged(schemas[name], name), mode=mode)
         if "edges" in existing:
             self._drop("edges")  # version 2 kept them in a table of their own
         if "vectors" not in existing:
-            self.db.create_table("vectors", schema=_tagged(wanted))
+            self.db.create_table("vectors", schema=_tagged(wanted, "vectors"))
         self.notes, self.chunks, self.vectors = (
             self.db.open_table(n) for n in ("notes", "chunks", "vectors")
         )
 
     def _usable(self, name: str, schema: pa.Schema) -> bool:
         try:
-            return not _stale(self.db.open_table(name), schema)
+            return not _stale(self.db.open_table(name), schema, name)
         except (OSError, ValueError, RuntimeError):
             return False
 
@@ -204,7 +207,7 @@ class IndexStore:
         crash before that commit leaves the old column to copy from at the next start."""
         field = chunks.schema.field("vector") if "vector" in chunks.schema.names else None
         model = ((field.metadata if field else None) or {}).get(b"model", b"none").decode()
-        schema = _tagged(vectors_schema(self.dim))
+        schema = _tagged(vectors_schema(self.dim), "vectors")
         if field is None or model == "none" or field.type.list_size != self.dim:
             self.db.create_table("vectors", schema=schema)  # nothing usable to copy
             return
@@ -230,6 +233,32 @@ class IndexStore:
         if len(seen):
             table.create_index("content_hash", config=BTree())
         _log.info("copied %d vectors of %s into the vectors table", len(seen), model)
+
+    def _convert_float32_vectors(self) -> bool:
+        """A version 3 ``vectors`` table (float32) of this size is rewritten as float16 by one
+        overwrite: a crash before its commit leaves the old version to convert at the next
+        start. False if the table is not one."""
+        try:
+            old = self.db.open_table("vectors")
+        except (OSError, ValueError, RuntimeError):
+            return False  # a copy from version 2 a crash cut short
+        if old.schema.field("vector").type != pa.list_(pa.float32(), self.dim):
+            return False
+        schema = _tagged(vectors_schema(self.dim), "vectors")
+        batches = (
+            pa.RecordBatch.from_arrays(
+                [b["model"], b["content_hash"], b["vector"].cast(schema.field("vector").type)],
+                schema=schema,
+            )
+            for b in old.search().limit(None).to_batches(8192)
+        )
+        _log.info("converting %d vectors to float16", old.count_rows())
+        reader = pa.RecordBatchReader.from_batches(schema, batches)
+        table = self.db.create_table("vectors", data=reader, schema=schema, mode="overwrite")
+        if table.count_rows():
+            table.create_index("content_hash", config=BTree())
+        _log.info("converted the vectors to float16")
+        return True
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -313,7 +342,7 @@ class IndexStore:
         if not hashes:
             return
         column = pa.FixedSizeListArray.from_arrays(
-            pa.array(np.ascontiguousarray(vectors, np.float32).ravel()), self.dim
+            pa.array(np.ascontiguousarray(vectors, np.float16).ravel()), self.dim
         )
         batch = pa.table({"model": [model] * len(hashes), "content_hash": list(hashes),
                           "vector": column}, schema=vectors_schema(self.dim))  # fmt: skip
@@ -455,14 +484,14 @@ class IndexStore:
                 table.optimize(cleanup_older_than=keep)
 
 
-def _tagged(schema: pa.Schema) -> pa.Schema:
-    return schema.with_metadata({b"schema_version": SCHEMA_VERSION.encode()})
+def _tagged(schema: pa.Schema, table: str) -> pa.Schema:
+    return schema.with_metadata({b"schema_version": SCHEMA_VERSION[table].encode()})
 
 
-def _stale(table: Any, schema: pa.Schema) -> bool:
+def _stale(table: Any, schema: pa.Schema, name: str) -> bool:
     meta = table.schema.metadata or {}
     same = table.schema.remove_metadata().equals(schema.remove_metadata())
-    return meta.get(b"schema_version") != SCHEMA_VERSION.encode() or not same
+    return meta.get(b"schema_version") != SCHEMA_VERSION[name].encode() or not same
 
 
 def _matrix(column: Any, dim: int) -> Vectors:

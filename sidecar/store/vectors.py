@@ -1,8 +1,11 @@
-"""Every chunk's content hash and vector, one float32 matrix row per chunk, in RAM.
+"""Every chunk's content hash and vector, one matrix row per chunk, in RAM.
 
 Semantic search is a brute-force cosine over the matrix: measured (DESIGN §9) at 4 ms for 50k
 rows and 20 ms for 200k, against 65-95 ms at 50k for LanceDB's own brute force; and IVF
 indexes need retraining as a vault changes. Rows are L2 normalised, so cosine is a dot product.
+A row is held as int16 with its own scale (its largest component is 32767): half of float32,
+and scored a block of rows at a time in float32 (numpy has no fast float16 arithmetic; int8
+changed a real recall test's first answer).
 
 A vector belongs to the text it was computed from (its content hash), so it cannot go stale:
 a chunk whose hash has no vector yet waits for one, and the hashes waited for, newest first,
@@ -24,6 +27,8 @@ from numpy.typing import NDArray
 from sidecar.core.chunks import PROPERTIES_ID
 
 Vectors = NDArray[np.float32]
+HASH = "S40"  # a chunk's content hash: sha1 in hex (``sidecar.core.chunks``), 40 bytes a row
+BLOCK = 512  # rows scored at a time: 768 KiB of float32 at 384 dimensions, kept in cache
 
 
 class VectorIndex:
@@ -34,12 +39,13 @@ class VectorIndex:
 
     def _reset(self) -> None:
         # per row: the vector, whether it is known, the chunk's hash, note and seq (its id is
-        # "path#seq"); a Python string per row is the hash only (the paths are each note's)
-        self._matrix: Vectors = _zeros(0, self.dim)
+        # "path#seq"); no Python string per row (the paths are each note's)
+        self._matrix: NDArray[np.int16] = _zeros(0, self.dim)
+        self._scale: Vectors = np.zeros(0, np.float32)
         self._alive: NDArray[np.bool_] = np.zeros(0, bool)
         self._seq: NDArray[np.int32] = np.zeros(0, np.int32)
         self._named: NDArray[np.bool_] = np.zeros(0, bool)  # the note's properties' chunk
-        self._hash: list[str] = []
+        self._hash: NDArray[np.bytes_] = np.zeros(0, HASH)
         self._path: list[str] = []
         self._free: list[int] = []
         self._rows: dict[str, Sequence[int]] = {}  # note -> its chunks' rows, by seq
@@ -49,7 +55,7 @@ class VectorIndex:
 
     def __len__(self) -> int:
         """Chunks with a vector."""
-        return len(self._hash) - len(self._free) - self._pending
+        return len(self._path) - len(self._free) - self._pending
 
     @property
     def pending(self) -> int:
@@ -59,7 +65,7 @@ class VectorIndex:
     @property
     def nbytes(self) -> int:
         """Bytes the matrix holds, spare rows included."""
-        return int(self._matrix.nbytes)
+        return int(self._matrix.nbytes + self._scale.nbytes)
 
     # -- what the store holds -----------------------------------------------------------------
 
@@ -72,7 +78,7 @@ class VectorIndex:
         with self._lock:
             self._reset()
             self._reserve(n)
-            self._hash = hashes.to_pylist()
+            self._hash[:n] = hashes.to_numpy(zero_copy_only=False)
             self._seq[:n] = chunks["seq"].to_numpy()
             named = pc.ends_with(chunks["chunk_id"].combine_chunks(), "#" + PROPERTIES_ID)
             self._named[:n] = named.to_numpy(zero_copy_only=False)
@@ -89,10 +95,10 @@ class VectorIndex:
             for stored, batch in vectors:
                 at = pc.index_in(hashes, value_set=stored)  # each row's vector in this batch
                 found = np.flatnonzero(at.is_valid().to_numpy(zero_copy_only=False))
-                self._matrix[found] = batch[at.drop_null().to_numpy()]
+                self._put(found, batch[at.drop_null().to_numpy()])
                 self._alive[found] = True
             for row in np.flatnonzero(~self._alive[:n]).tolist():
-                self._wait(self._hash[row], row)
+                self._wait(self._hash[row].decode(), row)
 
     # -- changes ------------------------------------------------------------------------------
 
@@ -109,18 +115,18 @@ class VectorIndex:
         to look up in the store before they are embedded (a copied note, text an undo
         restored)."""
         with self._lock:
-            kept: dict[str, Vectors] = {}
+            kept: dict[str, tuple[NDArray[np.int16], np.float32]] = {}
             for path in [*notes, *gone]:
                 for row in self._rows.pop(path, ()):
-                    h = self._hash[row]
+                    h = self._hash[row].decode()
                     if self._alive[row]:
-                        kept.setdefault(h, self._matrix[row].copy())
+                        kept.setdefault(h, (self._matrix[row].copy(), self._scale[row]))
                     else:
                         self._unwait(h, row)
                     self._alive[row] = False
-                    self._hash[row] = self._path[row] = ""
+                    self._hash[row], self._path[row] = b"", ""
                     self._free.append(row)
-            self._reserve(len(self._hash) - len(self._free) + sum(map(len, notes.values())))
+            self._reserve(len(self._path) - len(self._free) + sum(map(len, notes.values())))
             fresh: list[str] = []
             for path, hashes in notes.items():
                 rows: list[int] = []
@@ -131,9 +137,9 @@ class VectorIndex:
                     self._hash[row], self._path[row], self._seq[row] = h, path, seq
                     self._named[row] = seq == last
                     rows.append(row)
-                    vec = kept.get(h)
-                    if vec is not None:
-                        self._matrix[row] = vec
+                    same = kept.get(h)
+                    if same is not None:
+                        self._matrix[row], self._scale[row] = same
                         self._alive[row] = True
                         continue
                     if h not in self._waiting:
@@ -150,7 +156,7 @@ class VectorIndex:
                 rows = self._waiting.pop(h, None)
                 if rows is None:
                     continue
-                self._matrix[rows] = vec
+                self._put(rows, vec)
                 self._alive[rows] = True
                 self._pending -= len(rows)
                 filled += len(rows)
@@ -183,9 +189,8 @@ class VectorIndex:
                 del self._waiting[h]
 
     def _append(self) -> int:
-        row = len(self._hash)
+        row = len(self._path)
         self._reserve(row + 1)
-        self._hash.append("")
         self._path.append("")
         return row
 
@@ -196,23 +201,48 @@ class VectorIndex:
         if rows <= have:
             return
         capacity = max(rows, 1024, have + have // 4)
-        n = len(self._hash)
+        n = len(self._path)
         matrix = _zeros(capacity, self.dim)
         matrix[:n] = self._matrix[:n]
+        scale = np.zeros(capacity, np.float32)
+        scale[:n] = self._scale[:n]
+        hashes = np.zeros(capacity, HASH)
+        hashes[:n] = self._hash[:n]
         alive = np.zeros(capacity, bool)
         alive[:n] = self._alive[:n]
         seq = np.zeros(capacity, np.int32)
         seq[:n] = self._seq[:n]
         named = np.zeros(capacity, bool)
         named[:n] = self._named[:n]
-        self._matrix, self._alive, self._seq, self._named = matrix, alive, seq, named
+        self._matrix, self._scale, self._hash, self._alive = matrix, scale, hashes, alive
+        self._seq, self._named = seq, named
+
+    def _put(self, rows: NDArray[np.intp] | list[int], vectors: Vectors) -> None:
+        """Store these rows' vectors (one per row, or one for all), each scaled to int16."""
+        vectors = np.atleast_2d(np.asarray(vectors, np.float32))
+        scale = np.maximum(np.abs(vectors).max(axis=1), 1e-30) / 32767
+        self._matrix[rows] = np.rint(vectors / scale[:, None]).astype(np.int16)
+        self._scale[rows] = scale
+
+    def _vectors(self, rows: NDArray[np.intp] | list[int]) -> Vectors:
+        return self._matrix[rows].astype(np.float32) * self._scale[rows, None]
+
+    def _scores(self, queries: Vectors, n: int) -> Vectors:
+        """Cosines of rows ``[:n]`` with each column of ``queries`` (dim, k)."""
+        out = np.empty((n, queries.shape[1]), np.float32)
+        block = np.empty((BLOCK, self.dim), np.float32)
+        for start in range(0, n, BLOCK):
+            rows = self._matrix[start : min(n, start + BLOCK)]
+            np.copyto(block[: len(rows)], rows)
+            np.dot(block[: len(rows)], queries, out=out[start : start + len(rows)])
+        return out * self._scale[:n, None]
 
     # -- reads --------------------------------------------------------------------------------
 
     def of_notes(self, paths: Iterable[str]) -> Iterator[tuple[str, int, Vectors]]:
         """(path, seq, vector) of every chunk of these notes that has one."""
         with self._lock:
-            found = [(p, seq, self._matrix[row].copy()) for p in paths
+            found = [(p, seq, self._vectors([row])[0]) for p in paths
                      for seq, row in enumerate(self._rows.get(p, ())) if self._alive[row]]  # fmt: skip
         yield from found
 
@@ -224,7 +254,7 @@ class VectorIndex:
             for path in paths:
                 rows = [r for r in self._rows.get(path, ()) if self._alive[r]]
                 if rows:
-                    out[path] = float(np.max(self._matrix[rows] @ query.astype(np.float32)))
+                    out[path] = float(np.max(self._vectors(rows) @ query.astype(np.float32)))
             return out
 
     def search(
@@ -232,10 +262,10 @@ class VectorIndex:
     ) -> list[tuple[str, str, float]]:
         """Top ``k`` (chunk_id, path, cosine), optionally only among notes in ``allowed``."""
         with self._lock:
-            n = len(self._hash)
+            n = len(self._path)
             if n == 0 or k <= 0:
                 return []
-            scores = self._matrix[:n] @ query.astype(np.float32)
+            scores = self._scores(query.astype(np.float32)[:, None], n)[:, 0]
             mask = self._alive[:n].copy()
             if allowed is not None:
                 keep = np.zeros(n, bool)
@@ -258,21 +288,21 @@ class VectorIndex:
         at a time: a score matrix for all of them at 200k rows would be tens of MB."""
         out = np.full(len(queries), -1.0, np.float32)
         with self._lock:
-            n = len(self._hash)
+            n = len(self._path)
             dead = ~self._alive[:n]
             if n == 0 or dead.all():
                 return out
             for start in range(0, len(queries), 8):
-                scores = self._matrix[:n] @ queries[start : start + 8].astype(np.float32).T
+                scores = self._scores(queries[start : start + 8].astype(np.float32).T, n)
                 scores[dead] = -1.0
                 out[start : start + 8] = scores.max(axis=0)
         return out
 
 
-def _zeros(rows: int, dim: int) -> Vectors:
+def _zeros(rows: int, dim: int) -> NDArray[np.int16]:
     """A zeroed matrix in an anonymous mapping of its own. numpy's zeros come from glibc's heap
     once freed blocks have raised its mmap threshold (a cold index frees many), and there a
     fresh matrix is written zero and resident at once, and stays when freed; in its own
     mapping its pages are resident only once written, and are unmapped with it."""
-    buffer = mmap.mmap(-1, max(1, rows * dim * 4), flags=mmap.MAP_PRIVATE)
-    return np.frombuffer(buffer, np.float32, rows * dim).reshape(rows, dim)
+    buffer = mmap.mmap(-1, max(1, rows * dim * 2), flags=mmap.MAP_PRIVATE)
+    return np.frombuffer(buffer, np.int16, rows * dim).reshape(rows, dim)
