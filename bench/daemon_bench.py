@@ -12,7 +12,8 @@ is in, then every 5 ms until it does). Each save is searched in one mode only, l
 hybrid, alternating (every pattern meets both): a client refreshing its results after a save
 asks once, in its own mode. Asking both in turn, as this did until session 12, timed hybrid
 from the end of a lexical query, so the hybrid figure held a lexical query too and both ran
-beside the writer's tail. The saves alternate, in blocks of four, between the
+beside the writer's tail. After each block of four saves the bench waits until their vectors
+are in, so a block starts on quiet cores. The saves alternate, in blocks of four, between the
 end-of-write rule (``watch.close_events = true``) and the old debounce-only one (``false``), set
 in the vault's config and applied by SIGHUP, so both see the same load. Then 2,000
 ``note.backlinks`` round trips; once the compaction after the saves has run
@@ -93,6 +94,15 @@ def one_save(d: RunningDaemon, c: Any, events: Events, rel: str, pattern: str, w
         time.sleep(0.005)
 
 
+def vectors_in(c: Any) -> None:
+    """Wait until the block's vectors are in: each block starts on quiet cores, and one
+    daemon's embedding (which waits for its saves to pause) does not land in the other's."""
+    deadline = time.monotonic() + 120
+    while c.call("index.status")["pending"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+
+
 def probe(block: int, i: int) -> str:
     """The search mode save ``i`` of ``block`` asks in: alternating, and each pattern in both
     (the blocks of a rule alternate, so its k-th block is ``block // 2``)."""
@@ -150,6 +160,7 @@ def compare(args: argparse.Namespace, state: Path, vault: Path) -> None:
                     record(runs, (name, pattern), mode, times)
                     time.sleep(0.4)
                 load.append(os.getloadavg()[0])
+                vectors_in(clients[name])
     finally:
         for d in daemons.values():
             d.stop()
@@ -259,6 +270,7 @@ def main() -> None:
                                one_save(d, c, events, rel, pattern, word, mode))  # fmt: skip
                         time.sleep(0.4)
                     load.append(os.getloadavg()[0])
+                    vectors_in(c)
             cpu_saves = proc_stat(d.proc.pid)[0] - cpu0
             rtt = []
             for i in range(2000):
