@@ -51,8 +51,8 @@ _log = logging.getLogger("sidecar.daemon")
 
 RELEASE_AFTER_SECONDS = 5  # quiet this long after a burst of work: give its memory back
 # After a save is announced, the writer's turn waits this long for a told client's query to
-# start (~1 ms measured, a few on a loaded machine), and at most QUERIES_FIRST_CAP_S for the
-# queries running to end, before the work that nothing reads (``Queries``).
+# start (it starts at once unless the machine is loaded), and at most QUERIES_FIRST_CAP_S for
+# the queries running to end, before the work that nothing reads (``Queries``).
 QUERY_GRACE_S = 0.02
 QUERIES_FIRST_CAP_S = 0.15
 EMBED_WAIT_CAP = 5  # saves that never pause still get their vectors, after 5 embed delays

@@ -2,11 +2,11 @@
 
 The kernel says when a writer is done with a note: a close after writing (an in-place save) or
 a rename onto it (an atomic save, vim's backup-and-rename). Such a path waits only ``settle``
-seconds, for an editor that writes twice: 30 ms covered every gap measured between the two
-writes of a back-to-back two-write save on a loaded machine (``bench/save_gaps.py``). Any other event (a write not closed yet, a create, a
-delete, a rename away) waits until the path has been quiet for ``delay``: the fixed debounce,
-kept for a path still being written and for observers that report no closes (FSEvents,
-polling; ``closes=False``), where every event waits ``delay`` as before.
+seconds, for an editor that writes twice (``bench/save_gaps.py`` measures the gap between
+its writes). Any other event (a write not closed yet, a create, a delete, a rename away)
+waits until the path has been quiet for ``delay``: the fixed debounce, kept for a path still
+being written and for observers that report no closes (FSEvents, polling; ``closes=False``),
+where every event waits ``delay`` as before.
 
 A burst (a git checkout, a sync tool writing a folder) would otherwise be many small
 re-indexes: while more than ``BURST`` paths wait, none is due until no event has come for

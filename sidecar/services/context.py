@@ -226,9 +226,8 @@ class Services:
         if not self.indexer.stale:
             self.meta["parsed_by"] = parsed_by(self.indexer.chunk_options)
         self.meta["vault"] = str(self.vault.root)
-        # meta.json costs two fsyncs (1 ms alone, 10-17 ms beside other writers): a watcher
-        # batch that changed only the time keeps it in memory, written with the next write
-        # or at close
+        # meta.json costs two fsyncs, slow beside other writers: a watcher batch that changed
+        # only the time keeps it in memory, written with the next write or at close
         if paths is None or read_at_start != {k: self.meta.get(k) for k in READ_AT_START}:
             self.save_meta()
         else:

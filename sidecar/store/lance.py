@@ -5,10 +5,11 @@ A note's row holds its record, its resolved edges and the content hashes of its 
 last, so its row says what it was indexed from: a crash in between leaves the row naming
 other chunk hashes than the chunk rows hold, and that note is read again (``drifted``).
 
-``vectors`` holds one row per (model, content hash) as float16 (half the disk of float32; the
-cosines change by under 1e-4): only appended to, never FTS-indexed, and read whole at start. A chunk's vector is found by the hash of the text the model saw, so a
-renamed or copied note, and an edit that restores earlier text, reuse vectors, and embedding
-never rewrites the chunk rows the full-text index covers. Idle compaction drops the vectors
+``vectors`` holds one row per (model, content hash) as float16, half the disk of float32 for
+the same ranking: only appended to, never FTS-indexed, and read whole at start. A chunk's
+vector is found by the hash of the text the model saw, so a renamed or copied note, and an
+edit that restores earlier text, reuse vectors, and embedding never rewrites the chunk rows
+the full-text index covers. Idle compaction drops the vectors
 no chunk uses.
 
 Each write adds a fragment and a table version, so the owner compacts when idle. A ``notes``
