@@ -118,6 +118,7 @@ class Daemon:
         self.embedded = 0
         self.embed_batch = 256
         self.embed_delay = 1.0
+        self._saved = False  # a save woke the embedding: hold it back for the person's query
         self.embed_progress = EmbedProgress()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._child: subprocess.Popen[str] | None = None  # the bulk-index child, while it runs
@@ -197,7 +198,9 @@ class Daemon:
                     self.embed_progress.idle()  # the end of a burst of embedding
                 self._idle_embedding.set()
                 await self._embed_wake.wait()
-                await self._after_saves()
+                if self._saved:
+                    self._saved = False
+                    await self._after_saves()
                 continue
             self._idle_embedding.clear()
             filled = await self.writer.submit(lambda b=batch: stage.commit(b))  # type: ignore[misc]
@@ -322,6 +325,9 @@ class Daemon:
             await self._announce(report)
         # Not only when notes changed: a re-index that failed part-way (a full disk) wrote
         # chunks whose vectors wait, and this run, finding those notes current, changes none.
+        # The start-up reconcile is not a save: nobody is about to query a note just written,
+        # and recall finds no note until the vectors are in.
+        self._saved = self._saved or paths is not None
         self._embed_wake.set()
         return True
 
