@@ -84,12 +84,12 @@ def test_more_hops_reach_further_with_less(services: Services) -> None:
 
 def test_carry_shrinks_per_hop_and_weighs_typed_edges() -> None:
     opts = GraphOptions()
-    link = Edge("a", "b", "b", "link", "b", True, False, 1, "", "", "valid")
-    typed = Edge("a", "b", "b", "depends_on", "b", True, False, 0, "", "", "valid")
+    link = Edge("a", "b", "b", "link", "b", True, False, 1, "", "valid")
+    typed = Edge("a", "b", "b", "depends_on", "b", True, False, 0, "", "valid")
     assert carry(Step("b", 1, link, "out"), opts) == 0.8
     assert carry(Step("b", 3, link, "out"), opts) == pytest.approx(0.512)
     assert carry(Step("b", 1, typed, "in"), opts) == 0.9
-    g = Graph(["a", "b", "c"], [link, Edge("c", "b", "b", "link", "b", True, False, 1, "", "",
+    g = Graph(["a", "b", "c"], [link, Edge("c", "b", "b", "link", "b", True, False, 1, "",
                                           "valid")])  # fmt: skip
     near = reach(g, ["a"], 2)
     assert {p: s.depth for p, s in near.items()} == {"b": 1, "c": 2}  # backlinks count too

@@ -80,7 +80,7 @@ def test_graph_data_colours_typed_relations_apart() -> None:
     from sidecar.core.model import Edge
 
     def e(s: str, r: str, t: str) -> Edge:
-        return Edge(s, t, t, r, t, True, False, 0, "", "", "valid")
+        return Edge(s, t, t, r, t, True, False, 0, "", "valid")
 
     data = graph_data({}, [e("a", "depends_on", "b"), e("b", "required_by", "a"),
                            e("a", "link", "c"), e("a", "owner", "d")], Taxonomy.default(),

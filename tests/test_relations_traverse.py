@@ -145,7 +145,7 @@ def test_traverse_core_on_plain_edges() -> None:
     from sidecar.core.model import Edge
 
     def edge(src: str, rel: str, dst: str) -> Edge:
-        return Edge(src, dst, dst, rel, dst, True, False, 0, "", "", "valid")
+        return Edge(src, dst, dst, rel, dst, True, False, 0, "", "valid")
 
     from sidecar.core.graph import Graph
 
@@ -168,7 +168,7 @@ def test_a_walk_along_plain_links_reads_the_graph_not_the_facts() -> None:
     from sidecar.core.model import Edge
 
     def edge(src: str, dst: str | None, line: int, rel: str = "link", state: str = "valid") -> Edge:
-        return Edge(src, dst, dst or "gone", rel, "", True, False, line, "", "", state)  # type: ignore[arg-type]
+        return Edge(src, dst, dst or "gone", rel, "", True, False, line, "", state)  # type: ignore[arg-type]
 
     edges = [
         edge("a", "b", 1), edge("a", "b", 4), edge("a", "c", 2), edge("b", "d", 1),

@@ -80,7 +80,7 @@ def test_a_one_note_save_writes_three_table_versions(store: Services) -> None:
     before = versions(store)
     save(store, "plan.md", THREE.replace("talks about [[Third]]", "now says more about [[Third]]"))
     assert versions(store) - before == 3, versions(store) - before
-    assert [e.context for e in store.state.graph.out["plan.md"] if e.target == "Third.md"] == [
+    assert [i["context"] for i in store.graph.links("Third")["incoming"]] == [
         "The middle part now says more about [[Third]] and storage."
     ]
     exported = store.graph.export()
@@ -88,6 +88,35 @@ def test_a_one_note_save_writes_three_table_versions(store: Services) -> None:
     again = Services.open(store.vault.root, store.data_dir, embedder=TinyEmbedder())
     try:
         assert again.graph.export() == exported  # the edges came back from the note's row
+    finally:
+        again.close()
+
+
+def test_link_contexts_live_in_the_rows_and_survive_a_rewired_note(store: Services) -> None:
+    """The in-memory records hold no link contexts (the queries that show them read the
+    notes' rows). A note whose link a new note fixes is rewritten without being parsed
+    again: its row keeps its links' contexts, before and after a restart."""
+    assert {x.context for n in store.state.notes.values() for x in n.links} == {""}
+    save(store, "Fourth.md", "# Fourth\n\nNew.\n")
+    save(store, "plan.md", THREE + "\nA last line about [[Fifth]] alone.\n")
+    assert store.graph.links("plan")["outgoing"][-1]["state"] == "broken"
+    save(store, "Fifth.md", "# Fifth\n\nIt exists now.\n")  # plan.md is rewired, not parsed
+
+    def shown(s: Services) -> tuple[list[str], list[str]]:
+        refs = s.graph.backlinks("Fifth")["backlinks"]
+        return [b["context"] for b in refs], [
+            i["context"] for i in s.graph.links("Fifth")["incoming"]
+        ]
+
+    assert shown(store) == (["A last line about [[Fifth]] alone."],) * 2
+    assert [b["context"] for b in store.graph.backlinks("Third")["backlinks"]] == [
+        "The middle part talks about [[Third]] and storage."
+    ]
+    store.close()
+    again = Services.open(store.vault.root, store.data_dir, embedder=TinyEmbedder())
+    try:
+        assert shown(again) == (["A last line about [[Fifth]] alone."],) * 2
+        assert {x.context for n in again.state.notes.values() for x in n.links} == {""}
     finally:
         again.close()
 

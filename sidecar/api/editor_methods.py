@@ -56,7 +56,7 @@ def _resolve(s: Services, p: ResolveParams) -> dict[str, Any]:
 
 
 def _references(s: Services, p: ReferencesParams) -> dict[str, Any]:
-    return editor.references(s.state, s.graph.note(p.note), p.heading)
+    return editor.references(s.state, s.store, s.graph.note(p.note), p.heading)
 
 
 def _check(s: Services, p: CheckParams) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from sidecar.core.model import Block, Heading, LinkRef
 _PARSER = syntax.new_parser(text_only_plain=True)
 CONTEXT_CHARS = 400
 # Cut marks are ASCII: one "…" in a string makes CPython store all of it at two bytes a
-# character, and the index keeps every link's context in memory (~200 MB at 100k notes).
+# character (a parse holds every context of its batch's notes).
 CUT = "..."
 
 _FLAT = re.compile(r"^[ \t>]+", re.M)

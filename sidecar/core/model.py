@@ -6,7 +6,7 @@ lint) reads these values and never the raw text again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 LinkState = Literal["valid", "broken", "ambiguous", "attachment", "self"]
@@ -43,6 +43,10 @@ class LinkRef:
     when the line up to the link's end is ASCII, so that every position encoding (UTF-8,
     UTF-16, code points) counts them alike and an editor can use them without the text; -1
     otherwise (non-ASCII before or in the link, a link across lines, a bare property name).
+
+    ``context`` (the paragraph or property around the link) is set by the parser and stored in
+    the note's row; the index's records in memory hold "" (``NoteRecord.from_parsed``), and
+    the queries that show contexts read them from the rows (``services/link_context.py``).
     """
 
     target: str
@@ -91,7 +95,8 @@ class ParsedNote:
 
 @dataclass(frozen=True, slots=True)
 class Edge:
-    """A resolved, deduplicated link: one row of the ``edges`` table."""
+    """A resolved, deduplicated link, kept in its source's row. Its context is its first
+    link's, read from that row when a query shows it (``services/link_context.py``)."""
 
     source: str
     target: str | None
@@ -102,7 +107,6 @@ class Edge:
     embed: bool
     line: int
     anchor: str
-    context: str
     state: LinkState
     candidates: tuple[str, ...] = field(default=())
 
@@ -136,8 +140,9 @@ class NoteRecord:
     def from_parsed(
         cls, note: ParsedNote, mtime_ns: int, size: int, warning: str | None = None
     ) -> NoteRecord:
+        links = tuple(replace(link, context="") for link in note.links)
         return cls(
             note.path, note.title, note.content_hash, mtime_ns, size, note.note_id, note.aliases,
             note.tags, note.frontmatter, note.frontmatter_error, note.headings, note.block_ids,
-            note.links, len(note.chunks), note.line_count, warning,
+            links, len(note.chunks), note.line_count, warning,
         )  # fmt: skip

@@ -256,6 +256,6 @@ def resolve_links(source: str, links: Iterable[LinkRef], catalog: Catalog) -> li
             continue
         edges[key] = Edge(
             source, res.target, raw, link.relation, text, link.wikilink, link.embed, link.line,
-            anchor, link.context, res.state, res.candidates,
+            anchor, res.state, res.candidates,
         )  # fmt: skip
     return list(edges.values())

@@ -136,7 +136,7 @@ class Services:
         meta = read_json(files, "meta.json", {})
         indexer.failures = dict(meta.get("failures", {}))
         indexer.stale = meta.get("parsed_by") != parsed_by(chunk_options)
-        graph = GraphQueries(state, vault.root)
+        graph = GraphQueries(state, store, vault.root)
         stage = EmbedStage(store, vectors, embedder)
         search = SearchService(store, state, vectors, lambda: embedder, clock)
         return cls(vault, data_dir, store, state, indexer, graph, lock, embedder, vectors,

@@ -22,6 +22,7 @@ from sidecar.core.edge_clusters import Clusters, cluster_edges
 from sidecar.core.model import Edge
 from sidecar.core.relations import LINK
 from sidecar.embed.base import Embedder
+from sidecar.services.link_context import edge_contexts
 from sidecar.services.state import IndexState
 from sidecar.store.edge_cache import chunk_spans, load_edge_vectors, save_edge_vectors
 from sidecar.store.lance import IndexStore
@@ -32,8 +33,8 @@ EMBED_BUDGET = 256  # ~5 s of MiniLM on 2 cores at worst; TinyEmbedder: instant
 Vec = NDArray[np.float32]
 
 
-def context_key(edge: Edge) -> str:
-    return hashlib.sha1(edge.context.encode("utf-8")).hexdigest()
+def context_key(context: str) -> str:
+    return hashlib.sha1(context.encode("utf-8")).hexdigest()
 
 
 def edge_id(e: Edge) -> str:
@@ -57,60 +58,65 @@ class EdgeService:
     # -- public -------------------------------------------------------------------------------
 
     def search(self, text: str, limit: int) -> list[dict[str, Any]]:
-        edges, matrix, approx = self._all()
+        edges, contexts, matrix, approx = self._all()
         if not edges:
             return []
         q = self.embedder().embed([text])[0]
         scores = matrix @ q
         top = [int(i) for i in np.argsort(-scores, kind="stable")[:limit]]
-        clusters = self._clusters(edges, matrix, approx)
+        clusters = self._clusters(edges, contexts, matrix, approx)
         strength = self._strength([edges[i] for i in top], matrix[top])
         return [
-            {**self._shape(edges[i], approx[i], clusters, i, strength[j]),
+            {**self._shape(edges[i], contexts[i], approx[i], clusters, i, strength[j]),
              "score": round(float(scores[i]), 4)}
             for j, i in enumerate(top)
         ]  # fmt: skip
 
     def for_note(self, path: str) -> dict[str, Any]:
-        edges, matrix, approx = self._all()
-        clusters = self._clusters(edges, matrix, approx)
+        edges, contexts, matrix, approx = self._all()
+        clusters = self._clusters(edges, contexts, matrix, approx)
         mine = [i for i, e in enumerate(edges) if path in (e.source, e.target)]
         strength = self._strength([edges[i] for i in mine], matrix[mine])
         out = []
         for j, i in enumerate(mine):
-            item = self._shape(edges[i], approx[i], clusters, i, strength[j])
+            item = self._shape(edges[i], contexts[i], approx[i], clusters, i, strength[j])
             item["direction"] = "out" if edges[i].source == path else "in"
             out.append(item)
         return {"path": path, "edges": out, "clusters": self._cluster_list(clusters)}
 
     def clusters(self) -> dict[str, Any]:
-        edges, matrix, approx = self._all()
-        clusters = self._clusters(edges, matrix, approx)
+        edges, contexts, matrix, approx = self._all()
+        clusters = self._clusters(edges, contexts, matrix, approx)
         return {"edges": len(edges), "approx": int(sum(approx)),
                 "clusters": self._cluster_list(clusters)}  # fmt: skip
 
     def warm(self, budget: int | None = None) -> int:
         """Embed up to ``budget`` (default: all) waiting contexts; returns how many remain."""
-        edges = self._body_edges()
-        self._vectors(edges, len(edges) if budget is None else budget)
+        _, contexts = self._body_edges()
+        self._vectors(contexts, len(contexts) if budget is None else budget)
         cache = self._load()
-        return len({context_key(e) for e in edges} - set(cache))
+        return len({context_key(c) for c in contexts} - set(cache))
 
     # -- vectors ------------------------------------------------------------------------------
 
-    def _body_edges(self) -> list[Edge]:
+    def _body_edges(self) -> tuple[list[Edge], list[str]]:
+        """The body links between two notes with a context, and their contexts."""
         with self.state.lock:
             edges = [
                 e for e in self.state.graph.edges()
-                if e.relation == LINK and e.state == "valid" and e.target
-                and e.target != e.source and e.context.strip()
+                if e.relation == LINK and e.state == "valid" and e.target and e.target != e.source
             ]  # fmt: skip
-        return sorted(edges, key=lambda e: (e.source, e.line, e.target or ""))
+        edges.sort(key=lambda e: (e.source, e.line, e.target or ""))
+        said = [(e, c) for e, c in zip(edges, edge_contexts(self.store, edges), strict=True)
+                if c.strip()]  # fmt: skip
+        return [e for e, _ in said], [c for _, c in said]
 
-    def _all(self) -> tuple[list[Edge], Vec, list[bool]]:
-        edges = self._body_edges()
-        matrix, approx = self._vectors(edges, self.budget)
-        return edges, matrix, approx
+    def _all(self) -> tuple[list[Edge], list[str], Vec, list[bool]]:
+        edges, contexts = self._body_edges()
+        matrix, approx = self._vectors(contexts, self.budget)
+        if any(approx):
+            self._fill_from_chunks(edges, approx, matrix)
+        return edges, contexts, matrix, approx
 
     def _load(self) -> dict[str, Vec]:
         if self._cache is None:
@@ -118,28 +124,26 @@ class EdgeService:
             self._cache = load_edge_vectors(self.store.directory, e.model_id, e.dim)
         return self._cache
 
-    def _vectors(self, edges: Sequence[Edge], budget: int) -> tuple[Vec, list[bool]]:
-        """One unit row per edge: its context's vector, or its chunk's while it waits."""
+    def _vectors(self, contexts: Sequence[str], budget: int) -> tuple[Vec, list[bool]]:
+        """One unit row per context: its vector, or zeros while it waits (``approx``)."""
         embedder = self.embedder()
         with self._lock:
             cache = self._load()
             todo: dict[str, str] = {}
-            for e in edges:
-                key = context_key(e)
+            for context in contexts:
+                key = context_key(context)
                 if key not in cache and key not in todo and len(todo) < budget:
-                    todo[key] = e.context
+                    todo[key] = context
             if todo:
                 rows = embedder.embed(list(todo.values()))
                 cache.update(zip(todo, rows, strict=True))
                 save_edge_vectors(self.store.directory, embedder.model_id, embedder.dim, cache)
-            keys = [context_key(e) for e in edges]
+            keys = [context_key(c) for c in contexts]
             approx = [k not in cache for k in keys]
-            matrix = np.zeros((len(edges), embedder.dim), np.float32)
+            matrix = np.zeros((len(contexts), embedder.dim), np.float32)
             for i, k in enumerate(keys):
                 if k in cache:
                     matrix[i] = cache[k]
-        if any(approx):
-            self._fill_from_chunks(edges, approx, matrix)
         return matrix, approx
 
     def _fill_from_chunks(self, edges: Sequence[Edge], approx: list[bool], matrix: Vec) -> None:
@@ -174,14 +178,17 @@ class EdgeService:
 
     # -- clusters and output ------------------------------------------------------------------
 
-    def _clusters(self, edges: Sequence[Edge], matrix: Vec, approx: list[bool]) -> Clusters | None:
+    def _clusters(
+        self, edges: Sequence[Edge], contexts: Sequence[str], matrix: Vec, approx: list[bool]
+    ) -> Clusters | None:
         signature = tuple(
-            f"{edge_id(e)}:{context_key(e)}:{a}" for e, a in zip(edges, approx, strict=True)
+            f"{edge_id(e)}:{context_key(c)}:{a}"
+            for e, c, a in zip(edges, contexts, approx, strict=True)
         )
         with self._lock:
             if self._clustered is not None and self._clustered[0] == signature:
                 return self._clustered[1]
-        result = cluster_edges(matrix, [e.context for e in edges])
+        result = cluster_edges(matrix, list(contexts))
         with self._lock:
             self._clustered = (signature, result)
         return result
@@ -202,12 +209,13 @@ class EdgeService:
 
     @staticmethod
     def _shape(
-        e: Edge, approx: bool, c: Clusters | None, index: int, strength: float | None
-    ) -> dict[str, Any]:
+        e: Edge, context: str, approx: bool, c: Clusters | None, index: int,
+        strength: float | None,
+    ) -> dict[str, Any]:  # fmt: skip
         cluster = c.assignment[index] if c is not None else None
         return {
             "id": edge_id(e), "source": e.source, "target": e.target, "link_text": e.text,
-            "line": e.line, "context": e.context, "cluster": cluster,
+            "line": e.line, "context": context, "cluster": cluster,
             "label": c.labels[cluster] if c is not None and cluster is not None else None,
             "strength": strength, "approx": approx,
         }  # fmt: skip

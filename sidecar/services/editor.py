@@ -23,6 +23,7 @@ from sidecar.core.relations import Taxonomy
 from sidecar.core.resolve import Resolution, resolve_links
 from sidecar.services.occurrences import occurrences
 from sidecar.services.state import IndexState
+from sidecar.store.lance import IndexStore
 
 GRAPH_RULES = tuple(r for r in RULE_IDS if r not in LOCAL_RULES)
 
@@ -96,11 +97,12 @@ def _anchor_line(note: NoteRecord, key: str) -> int | None:
     return next((h.line for h in note.headings if heading_key(h.text) == key), None)
 
 
-def references(state: IndexState, path: str, heading: str | None = None) -> dict[str, Any]:
+def references(
+    state: IndexState, store: IndexStore, path: str, heading: str | None = None
+) -> dict[str, Any]:
     """Every link to ``path`` as written, not deduplicated (an edge keeps one line per target
     and relation; a rename has to edit them all), optionally only those to one heading."""
-    with state.lock:
-        rows = occurrences(state, path, heading)
+    rows = occurrences(state, store, path, heading)
     return {"path": path, "heading": heading, "references": rows}
 
 

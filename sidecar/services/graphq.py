@@ -17,8 +17,10 @@ from typing import Any, TypeVar
 from sidecar.core.graph import Step
 from sidecar.core.model import Edge, LinkRef
 from sidecar.errors import NoteNotFound, PathOutsideVault, UsageError
+from sidecar.services.link_context import edge_contexts
 from sidecar.services.occurrences import grouped, occurrences
 from sidecar.services.state import IndexState
+from sidecar.store.lance import IndexStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,8 +37,9 @@ def locked(fn: F) -> F:
 
 
 class GraphQueries:
-    def __init__(self, state: IndexState, root: Path) -> None:
+    def __init__(self, state: IndexState, store: IndexStore, root: Path) -> None:
         self.state = state
+        self.store = store  # the links' contexts, which the state does not keep
         self.root = root
 
     # -- NOTE arguments -----------------------------------------------------------------------
@@ -114,27 +117,29 @@ class GraphQueries:
 
     # -- queries ------------------------------------------------------------------------------
 
-    @locked
     def links(self, note: str, depth: int = 1, limit: int = 500) -> dict[str, Any]:
-        path = self.note(note)
-        g = self.state.graph
-        out: dict[str, Any] = {
-            "path": path,
-            "outgoing": [_outgoing(e) for e in g.outgoing(path)],
-            "incoming": [_incoming(e) for e in g.incoming(path)],
-        }
-        if depth > 1:
-            steps = g.neighbors(path, depth, limit=limit + 1)[1:]
-            out["neighbors"] = [_step(s) for s in steps[:limit]]
-            out["neighbors_truncated"] = len(steps) > limit
+        with self.state.lock:
+            path = self.note(note)
+            g = self.state.graph
+            incoming = list(g.incoming(path))
+            out: dict[str, Any] = {
+                "path": path,
+                "outgoing": [_outgoing(e) for e in g.outgoing(path)],
+            }
+            if depth > 1:
+                steps = g.neighbors(path, depth, limit=limit + 1)[1:]
+                out["neighbors"] = [_step(s) for s in steps[:limit]]
+                out["neighbors_truncated"] = len(steps) > limit
+        contexts = edge_contexts(self.store, incoming)
+        out["incoming"] = [_incoming(e, c) for e, c in zip(incoming, contexts, strict=True)]
         return out
 
-    @locked
     def backlinks(self, note: str) -> dict[str, Any]:
         """Every occurrence of a link here (``backlinks``) and the same per source note with a
         count (``sources``), as Obsidian's pane lists each line under its note."""
-        path = self.note(note)
-        rows = occurrences(self.state, path)
+        with self.state.lock:
+            path = self.note(note)
+        rows = occurrences(self.state, self.store, path)
         rows = [r for r in rows if r["source"] != path]  # a note's links to itself are no backlinks
         return {"path": path, "backlinks": rows, "sources": grouped(rows)}
 
@@ -167,9 +172,11 @@ class GraphQueries:
         rows = self.state.graph.hubs(limit)
         return {"hubs": [{"path": p, "incoming": i, "outgoing": o} for p, i, o in rows]}
 
-    @locked
     def dangling(self) -> dict[str, Any]:
-        return {"dangling": [_dangling(e) for e in self.state.graph.dangling()]}
+        with self.state.lock:
+            edges = list(self.state.graph.dangling())
+        contexts = edge_contexts(self.store, edges)
+        return {"dangling": [_dangling(e, c) for e, c in zip(edges, contexts, strict=True)]}
 
     @locked
     def export(self) -> dict[str, Any]:
@@ -194,14 +201,14 @@ def _outgoing(e: Edge) -> dict[str, Any]:
     return out
 
 
-def _incoming(e: Edge) -> dict[str, Any]:
+def _incoming(e: Edge, context: str) -> dict[str, Any]:
     return {"source": e.source, "relation": e.relation, "line": e.line, "text": e.text,
-            "anchor": e.anchor, "context": e.context}  # fmt: skip
+            "anchor": e.anchor, "context": context}  # fmt: skip
 
 
-def _dangling(e: Edge) -> dict[str, Any]:
+def _dangling(e: Edge, context: str) -> dict[str, Any]:
     return {"source": e.source, "raw": e.raw, "relation": e.relation, "line": e.line,
-            "state": e.state, "candidates": list(e.candidates), "context": e.context}  # fmt: skip
+            "state": e.state, "candidates": list(e.candidates), "context": context}  # fmt: skip
 
 
 def _step(s: Step) -> dict[str, Any]:

@@ -236,11 +236,10 @@ class Indexer:
                 rows = [*records, *rewired]
                 edges = {r.path: list(self.state.graph.out.get(r.path, ())) for r in rows}
             searchable()
-            hashes = {n.path: [c.content_hash for c in n.chunks] for n in parsed}
             replacing = sorted(had | {r.path for r in rewired})
-            self.store.put_notes(rows, edges, hashes, replacing, deletes)
+            self.store.put_notes(rows, edges, {n.path: n for n in parsed}, replacing, deletes)
         except BaseException:
             self.unsure |= writing  # their chunk rows may be written, the vector index not
             raise
         self.unsure -= writing
-        return hashes
+        return {n.path: [c.content_hash for c in n.chunks] for n in parsed}

@@ -281,7 +281,7 @@ def move(
     cur = load(services, old)
     _guard(cur, old, expected_hash, overwrite=True)
     by_source: dict[str, list[dict[str, Any]]] = {}
-    for ref in references(services.state, old)["references"]:
+    for ref in references(services.state, services.store, old)["references"]:
         by_source.setdefault(ref["source"], []).append(ref)
     planned: dict[str, tuple[Current, str]] = {}
     skipped = []

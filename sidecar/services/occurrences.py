@@ -2,8 +2,9 @@
 
 The graph keeps one edge per (target, relation) per source note, which is what traversal and
 lint need; a reader of backlinks (Obsidian's pane, LSP references, a rename) needs every place a
-note is linked. Each source note's links are kept in the index as parsed, so the occurrences are
-its links that resolve to the note, re-resolved from the live catalog: nothing extra is stored.
+note is linked. Each source note's links are kept in the index as parsed (their contexts in its
+row), so the occurrences are its links that resolve to the note, re-resolved from the live
+catalog: nothing extra is stored.
 """
 
 from __future__ import annotations
@@ -15,19 +16,40 @@ from urllib.parse import unquote
 from sidecar.core.anchors import anchor_key, heading_key
 from sidecar.core.model import LinkRef
 from sidecar.core.resolve import link_keys, lookup_keys
+from sidecar.services.link_context import link_context
 from sidecar.services.state import IndexState, note_key
+from sidecar.store.lance import IndexStore
 
 _DENDRON_URI = re.compile(r"^dendron://[^/]*/")
 _LINK = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]|!?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\(\s*<?([^)>\s]+)")
 
 
-def occurrences(state: IndexState, path: str, heading: str | None = None) -> list[dict[str, Any]]:
-    """Links to ``path`` (optionally to one heading of it), by source and line; the caller holds
-    ``state.lock``. ``match`` is the link's ``[start, end)`` in ``context`` when it is there;
-    ``columns`` its ``[start, end)`` on ``line`` when the index knows them (an ASCII line, where
-    every position encoding counts alike: an editor places it without reading the note)."""
+def occurrences(
+    state: IndexState, store: IndexStore, path: str, heading: str | None = None
+) -> list[dict[str, Any]]:
+    """Links to ``path`` (optionally to one heading of it), by source and line; the caller
+    does not hold ``state.lock`` (the contexts are read from the store after it). ``match`` is
+    the link's ``[start, end)`` in ``context`` when it is there; ``columns`` its ``[start,
+    end)`` on ``line`` when the index knows them (an ASCII line, where every position encoding
+    counts alike: an editor places it without reading the note)."""
+    with state.lock:
+        found = _found(state, path, heading)
+    stored = store.stored_links({row["source"] for row, _, _, _ in found})
+    out = []
+    for row, i, link, nth in found:
+        context = link_context(stored, row["source"], i, link)
+        out.append({**row, "context": context, "match": match_in(context, row["target"], nth),
+                    "columns": [link.start, link.end] if link.end >= 0 else None})  # fmt: skip
+    return out
+
+
+def _found(
+    state: IndexState, path: str, heading: str | None
+) -> list[tuple[dict[str, Any], int, LinkRef, int]]:
+    """Each occurrence's fields, with its link, the link's place in its note and how many
+    links before it on its line name the same target."""
     wanted = heading_key(heading) if heading else None
-    out: list[dict[str, Any]] = []
+    out: list[tuple[dict[str, Any], int, LinkRef, int]] = []
     sources = sorted({e.source for e in state.graph.inc.get(path, [])} | {path})
     # A link reaches a note only through one of the note's names (what the index's
     # invalidation relies on too), so a hub's linking notes resolve only their links to it.
@@ -36,7 +58,7 @@ def occurrences(state: IndexState, path: str, heading: str | None = None) -> lis
     for source in sources:
         note = state.notes.get(source)
         seen: dict[tuple[int, str], int] = {}  # (line, written): links found so far there
-        for link in note.links if note else ():
+        for i, link in enumerate(note.links if note else ()):
             if not _may_name(link, names):
                 continue
             res = state.catalog.resolve(link, source)
@@ -49,12 +71,10 @@ def occurrences(state: IndexState, path: str, heading: str | None = None) -> lis
             written = _DENDRON_URI.sub("", written.strip())
             nth = seen.get((link.line, written.lower()), 0)
             seen[(link.line, written.lower())] = nth + 1
-            out.append({"source": source, "line": link.line, "relation": link.relation,
-                        "target": written, "text": link.text, "anchor": anchor,
-                        "swapped": res.swapped, "wikilink": link.wikilink, "embed": link.embed,
-                        "context": link.context,
-                        "match": match_in(link.context, written, nth),
-                        "columns": [link.start, link.end] if link.end >= 0 else None})  # fmt: skip
+            row = {"source": source, "line": link.line, "relation": link.relation,
+                   "target": written, "text": link.text, "anchor": anchor,
+                   "swapped": res.swapped, "wikilink": link.wikilink, "embed": link.embed}  # fmt: skip
+            out.append((row, i, link, nth))
     return out
 
 

@@ -36,7 +36,7 @@ from lancedb.background_loop import LOOP
 from lancedb.index import BTree
 from numpy.typing import NDArray
 
-from sidecar.core.model import Chunk, Edge, Heading, LinkRef, NoteRecord
+from sidecar.core.model import Chunk, Edge, Heading, LinkRef, NoteRecord, ParsedNote
 from sidecar.errors import StoreError
 
 _log = logging.getLogger("sidecar.store")
@@ -267,12 +267,9 @@ class IndexStore:
         return self.load_state(share)[0]
 
     def load_state(self, share: _Share | None = None) -> tuple[dict[str, NoteRecord], list[Edge]]:
-        """Every note record and edge, for the in-memory state.
-
-        Equal strings are stored once: a path is every edge's source or target, a line's text
-        is both a link's and its edge's context. On a generated 10k-note vault this took the
-        state from 100 MB of Python objects to 57 MB (tracemalloc).
-        """
+        """Every note record and edge, for the in-memory state, without the links' contexts
+        (``stored_links`` reads them). Equal strings are stored once: a path is every edge's
+        source or target."""
         share = share if share is not None else _Share()
         notes: dict[str, NoteRecord] = {}
         edges: list[Edge] = []
@@ -283,6 +280,23 @@ class IndexStore:
                 _edge_from_list(note.path, e, share) for e in json.loads(row["edges"] or "[]")
             )
         return notes, edges
+
+    def stored_links(self, paths: Iterable[str]) -> dict[str, list[LinkRef]]:
+        """These notes' links as their rows hold them, contexts included (a few rows found by
+        path, or for many the whole column, filtered before it becomes Python objects)."""
+        wanted = sorted(set(paths))
+        if not wanted:
+            return {}
+        q = native(self.notes).query().select(["path", "links"])
+        if len(wanted) <= 500:
+            q = q.where(_in_list("path", wanted))
+        got = read(q.to_arrow())
+        if len(wanted) > 500:
+            got = got.filter(pc.is_in(got["path"], value_set=pa.array(wanted)))
+        return {
+            p: [LinkRef(*x) for x in json.loads(links or "[]")]
+            for p, links in zip(got["path"].to_pylist(), got["links"].to_pylist(), strict=True)
+        }
 
     def chunk_keys(self) -> pa.Table:
         """``chunk_id``, ``path``, ``seq`` and ``content_hash`` of every chunk."""
@@ -429,17 +443,24 @@ class IndexStore:
         self,
         records: Sequence[NoteRecord],
         edges: Mapping[str, Sequence[Edge]],
-        hashes: Mapping[str, Sequence[str]],
+        parsed: Mapping[str, ParsedNote],
         replacing: Sequence[str],
         gone: Sequence[str] = (),
     ) -> None:
-        """Write these notes' rows, with their edges and chunk hashes (read back from their
-        old rows where not given: a note rewired or touched keeps its chunks); ``replacing``
-        are the notes that have a row already; ``gone`` notes lose theirs."""
-        missing = [r.path for r in records if r.path not in hashes]
-        kept = self._chunk_hashes(missing)
-        rows = [_note_row(r, edges.get(r.path, ()), hashes.get(r.path, kept.get(r.path, ())))
-                for r in records]  # fmt: skip
+        """Write these notes' rows, with their edges, their links with contexts and their
+        chunk hashes, from ``parsed`` or else read back from their old rows (a note rewired or
+        touched keeps its text, and the records keep no contexts); ``replacing`` are the
+        notes that have a row already; ``gone`` notes lose theirs."""
+        kept = self._kept([r.path for r in records if r.path not in parsed])
+        rows = []
+        for r in records:
+            note = parsed.get(r.path)
+            hashes, links = (
+                ([c.content_hash for c in note.chunks], _links_json(note.links))
+                if note is not None
+                else kept.get(r.path, ([], _links_json(r.links)))
+            )
+            rows.append(_note_row(r, edges.get(r.path, ()), hashes, links))
         old = set(replacing)
         if not gone and len(rows) == 1 and rows[0]["path"] in old and _small(rows[0]):
             where = f"path = {sql_str(rows[0]['path'])}"
@@ -452,13 +473,13 @@ class IndexStore:
         if rows:
             self.notes.add(pa.Table.from_pylist(rows, NOTES_SCHEMA))
 
-    def _chunk_hashes(self, paths: Sequence[str]) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
+    def _kept(self, paths: Sequence[str]) -> dict[str, tuple[list[str], str]]:
+        """The chunk hashes and the links (as stored) of these notes' rows."""
+        out: dict[str, tuple[list[str], str]] = {}
         for batch in _batches(paths, 500):
-            rows = (
-                self.notes.search().where(_in_list("path", batch)).select(["path", "chunk_hashes"])
-            )
-            out.update((r["path"], r["chunk_hashes"] or []) for r in rows.limit(None).to_list())
+            q = self.notes.search().where(_in_list("path", batch))
+            for r in q.select(["path", "chunk_hashes", "links"]).limit(None).to_list():
+                out[r["path"]] = (r["chunk_hashes"] or [], r["links"] or "[]")
         return out
 
     def delete_notes(self, paths: Sequence[str]) -> None:
@@ -530,7 +551,9 @@ def _batches(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
         yield items[i : i + size]
 
 
-def _note_row(n: NoteRecord, edges: Iterable[Edge], hashes: Iterable[str]) -> dict[str, Any]:
+def _note_row(
+    n: NoteRecord, edges: Iterable[Edge], hashes: Iterable[str], links: str
+) -> dict[str, Any]:
     return {
         "path": n.path,
         "title": n.title,
@@ -544,7 +567,7 @@ def _note_row(n: NoteRecord, edges: Iterable[Edge], hashes: Iterable[str]) -> di
         "frontmatter_error": n.frontmatter_error,
         "headings": json.dumps([[h.level, h.text, h.line] for h in n.headings], ensure_ascii=False),
         "block_ids": list(n.block_ids),
-        "links": json.dumps([_link_list(link) for link in n.links], ensure_ascii=False),
+        "links": links,
         "edges": json.dumps([_edge_list(e) for e in edges], ensure_ascii=False),
         "chunk_hashes": list(hashes),
         "chunk_count": n.chunk_count,
@@ -553,9 +576,18 @@ def _note_row(n: NoteRecord, edges: Iterable[Edge], hashes: Iterable[str]) -> di
     }
 
 
-def _link_list(link: LinkRef) -> list[Any]:
-    return [link.target, link.anchor, link.relation, link.text, link.label, link.wikilink,
-            link.embed, link.markdown, link.line, link.context, link.start, link.end]  # fmt: skip
+def _link_from_list(x: list[Any], share: _Share, context: bool = True) -> LinkRef:
+    """A stored link (rows written before links had columns have ten fields); without its
+    context for the in-memory records."""
+    t, a, r, text, label, w, e, m, line, ctx, *c = x
+    return LinkRef(share(t), share(a), share(r), share(text), share(label), w, e, m, line,
+                   ctx if context else "", *c)  # fmt: skip
+
+
+def _links_json(links: Iterable[LinkRef]) -> str:
+    return json.dumps([[x.target, x.anchor, x.relation, x.text, x.label, x.wikilink, x.embed,
+                        x.markdown, x.line, x.context, x.start, x.end] for x in links],
+                      ensure_ascii=False)  # fmt: skip
 
 
 class _Share(dict[str, str]):
@@ -594,11 +626,8 @@ def _note_from_row(row: dict[str, Any], share: _Share) -> NoteRecord:
         frontmatter_error=row["frontmatter_error"],
         headings=tuple(Heading(h[0], h[1], h[2]) for h in json.loads(row["headings"] or "[]")),
         block_ids=tuple(row["block_ids"] or ()),
-        links=tuple(  # rows written before links had columns have ten fields
-            LinkRef(
-                share(t), share(a), share(r), share(x), share(lb), w, e, m, line, share(ctx), *c
-            )
-            for t, a, r, x, lb, w, e, m, line, ctx, *c in json.loads(row["links"] or "[]")
+        links=tuple(
+            _link_from_list(x, share, context=False) for x in json.loads(row["links"] or "[]")
         ),
         chunk_count=row["chunk_count"],
         line_count=row["line_count"],
@@ -623,12 +652,13 @@ def _chunk_row(c: Chunk) -> dict[str, Any]:
 def _edge_list(e: Edge) -> list[Any]:
     """An edge in its source's row (the source is the row's)."""
     return [e.target, e.raw, e.relation, e.text, e.wikilink, e.embed, e.line, e.anchor,
-            e.context, e.state, list(e.candidates)]  # fmt: skip
+            e.state, list(e.candidates)]  # fmt: skip
 
 
 def _edge_from_list(source: str, e: list[Any], share: _Share) -> Edge:
-    target, raw, relation, text, wikilink, embed, line, anchor, context, state, candidates = e
+    # rows written before contexts were read on demand hold the edge's context before its state
+    target, raw, relation, text, wikilink, embed, line, anchor, *_, state, candidates = e
     return Edge(
         source, share.opt(target), share(raw), share(relation), share(text), wikilink, embed,
-        line, share(anchor), share(context), state, tuple(map(share, candidates)),
+        line, share(anchor), state, tuple(map(share, candidates)),
     )  # fmt: skip
