@@ -1,6 +1,7 @@
 """What the parser extracts, as one digest per text: to show a speed change changes nothing.
 
     python bench/parse_fingerprint.py OUT.json          # every note of the three real vaults,
+                                                          # the test and example vaults,
                                                           # every CommonMark spec example
     python bench/parse_fingerprint.py OUT.json OLD.json  # and compare with an earlier tree's
 
@@ -30,6 +31,12 @@ def texts() -> dict[str, str]:
     for vault in sorted(CORPORA.glob("*/vault")):
         for f in sorted(vault.rglob("*.md")):
             out[f"{vault.parent.name}/{f.relative_to(vault).as_posix()}"] = f.read_text(
+                "utf-8", "replace"
+            )
+    # The test vaults and the example vault, from the tree this script is in.
+    for folder in ("tests", "docs/example-vault"):
+        for f in sorted((ROOT / folder).rglob("*.md")):
+            out[f"{folder}/{f.relative_to(ROOT / folder).as_posix()}"] = f.read_text(
                 "utf-8", "replace"
             )
     sys.path.insert(0, str(ROOT))

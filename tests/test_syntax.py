@@ -3,6 +3,8 @@ without them, on every CommonMark spec example and the notes of the three real v
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from marko import Markdown
 from marko.ext.gfm import GFM
@@ -59,3 +61,78 @@ def test_callouts_are_read_as_callouts() -> None:
     quote = markdown._PARSER.parse("> [!Warning]- Mind the gap\n> body [[Link]]\n").children[0]
     assert isinstance(quote, syntax.Callout)
     assert (quote.kind, quote.title) == ("warning", "Mind the gap")
+
+
+def _tree(
+    el: object, out: list[tuple[int, str, str]], depth: int = 0
+) -> list[tuple[int, str, str]]:
+    """Every element of marko's tree with all its attributes (source spans, prefixes,
+    tightness, inline offsets), in order."""
+    fields = {k: getattr(v, "_runs", v) for k, v in vars(el).items() if k != "children"}
+    out.append((depth, type(el).__name__, repr(sorted(fields.items()))))
+    children = getattr(el, "children", None)
+    for child in children if isinstance(children, list) else ():
+        _tree(child, out, depth + 1)
+    if not isinstance(children, list):
+        out.append((depth + 1, "text", repr(children)))
+    return out
+
+
+# Lines a list is made of, and the lines that end one, change one or make marko read it
+# another way: bullets and numbers, indents, tabs, blank lines, breaks of every kind.
+_PIECES = ["- ", "* ", "+ ", "1. ", "2. ", "1) ", "10. ", "-  ", "-    ", "-     ", "-\t", " ",
+           "  ", "    ", "\t", "a", "[[x|y]]", "[ ] t", "[x] t", "[a]: /u", "[a](b)", "[^1]: n",
+           "**b**", "* *", "_i_", "___", "#", "# h", "#tag", "`c`", "```", "~~~", "~~s~~",
+           "$m$", "$$", "%%", "==h==", "===", "---", ":--|--", "a | b", "|", "<div>", "> q",
+           "1.5", "\u00a0", "\\", "x  ", ""]  # fmt: skip
+_WORDS = ["alpha", "beta", "[[x|y]]", "[a](b)", "**b**", "`c`", "d", "#tag", "x | y", "![[e]]"]
+
+
+def _list_like(rng: random.Random) -> str:
+    def text() -> str:
+        if rng.random() < 0.75:
+            return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 3)))
+        return "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 4)))
+
+    lines = []
+    for _ in range(rng.randint(1, 12)):
+        r = rng.random()
+        if r < 0.15:
+            lines.append("")
+        elif r < 0.7:
+            indent = " " * rng.choice([0, 0, 0, 1, 2, 2, 3, 4, 5, 6, 8])
+            bullet = rng.choice(["- ", "- ", "* ", "+ ", "1. ", "2. ", "1) ", "-  ", "-   "])
+            lines.append(indent + bullet + text())
+        else:
+            lines.append(text())
+    return "\n".join(lines) + rng.choice(["", "\n", "\n\n", "\n  \n"])
+
+
+@pytest.mark.parametrize(
+    "vaults",
+    [pytest.param(False, id="generated"), pytest.param(True, id="vaults", marks=pytest.mark.e2e)],
+)
+def test_simple_lists_are_built_as_marko_builds_them(
+    vaults: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``syntax._simple_list`` builds a simple list without marko's per-line machinery; the
+    tree, every attribute of every element, is the one marko's own list parsing builds: on
+    the spec examples and list-like documents made up at random (or the three vaults)."""
+    rng = random.Random(21)
+    texts = _texts(True) if vaults else [ex.markdown for ex in examples()]
+    texts += [] if vaults else [_list_like(rng) for _ in range(1500)]
+    parser = syntax.new_parser(text_only_plain=True)
+    built = [syntax._simple_list]
+    calls = []
+
+    def counted(cls: type, source: object) -> object:
+        out = built[0](cls, source)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(syntax, "_simple_list", counted)
+    fast = [_tree(parser.parse(t), []) for t in texts]
+    monkeypatch.setattr(syntax, "_simple_list", lambda cls, source: None)
+    marko = [_tree(parser.parse(t), []) for t in texts]
+    assert [t for t, a, b in zip(texts, fast, marko, strict=True) if a != b] == []
+    assert sum(calls) > len(calls) / (2 if vaults else 6)  # the simple way was taken

@@ -7,8 +7,10 @@ as a block), ``==highlights==``, ``$math$`` and ``$$`` math blocks (both opaque,
 callouts (``> [!note] Title``, a quote that knows its type). Elements carry marko's source spans
 (offsets into the text marko parsed), which ``markdown.py`` turns into line numbers.
 
-``FastParser`` is marko's parser with two shortcuts where a profile of dendron-site showed the
-time going (see ``docs/benchmarks.md``); each returns what marko would, only sooner.
+``FastParser`` is marko's parser with shortcuts where a profile of dendron-site showed the
+time going (see ``docs/benchmarks.md``); each returns what marko would, only sooner. The
+largest builds a simple document-level list (``_simple_list``) without marko's machinery for
+every line; ``tests/test_syntax.py`` compares its trees with marko's, attribute by attribute.
 """
 
 from __future__ import annotations
@@ -294,6 +296,10 @@ class List(block.List):
 
     @classmethod
     def parse(cls, source: Source) -> block.List:
+        if len(source._states) == 1:  # a list of the document itself, not inside a container
+            simple = _simple_list(cls, source)
+            if simple is not None:
+                return simple
         state = cls(source.context.list_info)
         children = []
         tight = True
@@ -331,6 +337,173 @@ class List(block.List):
         state.children = children
         state.tight = tight
         return state
+
+
+# A list item's line: its indent, bullet (or number), the spaces after it and its text.
+_ITEM_LINE = re.compile(r"( *)(\d{1,9}[.)]|[-*+])( {1,4})(?=\S)([^\n]*)\n?")
+_TEXT_LINE = re.compile(r"( *)(\S[^\n]*)\n?")
+_BLANK_LINE = re.compile(r" *\n")
+_TASK = re.compile(r"\[[ xX]\] ")
+_ORDERED = re.compile(r"\d{1,9}[.)]")
+_HEADING_OPEN = re.compile(r"#{1,6}(?:\s|$)")
+_FENCE = re.compile(r"(?:`{3,}[^`\n]*|~{3,}[^\n]*)(?:\n|$)")
+_WORD = re.compile(r"[^\s*_-]")
+_NOT_DELIMITER = re.compile(r"[^\s:|-]")  # a table's delimiter row holds nothing else
+
+
+def _opens_block(text: str) -> bool:
+    """Whether a list item's text, as the first line of the item, could open anything but a
+    paragraph (or be a table's delimiter row, or hold a tab): then marko decides."""
+    first = text[0]
+    if "\t" in text or _NOT_DELIMITER.search(text) is None:
+        return True
+    if first not in _MAY_BREAK:
+        return False
+    if first == "[":  # a link, a wikilink, a task box: not a definition (``[label]: dest``)
+        if text.startswith("[[") or _TASK.match(text):
+            return False
+        close, inner = text.find("]", 1), text.find("[", 1)
+        if inner > 0 and (close < 0 or inner < close):
+            return False  # a label holds no bracket
+        return close < 0 or "\\" in text[:close] or text[close + 1 : close + 2] == ":"
+    if first in "*_":  # emphasis: a bullet or a thematic break are made of marks alone
+        return text[1:2].isspace() or _WORD.search(text) is None
+    if first == "#":
+        return _HEADING_OPEN.match(text) is not None
+    if first in "`~$%":  # a code span, strikethrough, math, a comment: not their block forms
+        return text.startswith(first * (3 if first in "`~" else 2))
+    if first.isdigit():
+        return _ORDERED.match(text) is not None
+    return first != "="
+
+
+class _Line:
+    """One item of a simple list: where it is, and its paragraph's lines."""
+
+    __slots__ = ("bases", "bullet", "depth", "indent", "lines", "mid", "start", "stop")
+
+    def __init__(self, depth: int, bullet: str, start: int, indent: int, mid: int) -> None:
+        self.depth, self.bullet, self.start = depth, bullet, start
+        self.indent, self.mid = indent, mid
+        self.lines: list[str] = []
+        self.bases: list[int] = []
+        self.stop = 0
+
+
+def _simple_list(cls: type[Any], source: Source) -> block.List | None:
+    """A document-level list of tight items that each hold one paragraph (and lists nested
+    at their text's column), built as marko builds it, without marko's machinery for every
+    line: lists are most of a docs vault's lines. Anything else in or after it (a loose
+    list, a tab, indentation marko reads another way, a line that might open a block other
+    than a paragraph) returns None, and marko parses the list."""
+    buf = source._buffer
+    size = len(buf)
+    pos = source.pos
+    items: list[_Line] = []
+    # Each open list: its bullets' column, its first bullet, the column of its last item's
+    # text, and of the item (or document) holding it.
+    levels: list[tuple[int, str, int, int]] = []
+    tail = False  # the list runs through blank lines to the end
+    while True:
+        m = _ITEM_LINE.match(buf, pos)
+        if m is not None:
+            indent, bullet, spaces, text = m.group(1, 2, 3, 4)
+            column = len(indent)
+            depth = next((i for i, lv in enumerate(levels) if lv[0] == column), len(levels))
+            if _opens_block(text):
+                return None
+            if depth < len(levels):  # the next item of an open list
+                first = levels[depth][1]
+                ordered = first[-1] in ".)"
+                if (bullet != first) if not ordered else (bullet[-1] != first[-1]):
+                    return None
+                del levels[depth + 1 :]
+            else:  # a list in the last item, or the first line
+                outer = levels[-1][2] if levels else 0
+                if not outer <= column <= outer + 3:
+                    return None  # indented code, or more of the item's text: marko decides
+                if levels and bullet[-1] in ".)" and bullet[:-1] != "1":
+                    return None  # only a list starting at 1 interrupts a paragraph
+                levels.append((column, bullet, 0, outer))
+            mid = len(spaces)
+            _, first, _, outer = levels[depth]
+            levels[depth] = (column, first, column + len(bullet) + mid, outer)
+            item = _Line(depth, bullet, pos + outer, column - outer, mid)
+            body = pos + column + len(bullet) + mid
+            item.lines.append(buf[body : m.end()])
+            item.bases.append(body)
+            items.append(item)
+            pos = m.end()
+        else:
+            if not items:
+                return None
+            if _BLANK_LINE.match(buf, pos) is not None:
+                after = pos
+                while (blank := _BLANK_LINE.match(buf, after)) is not None:
+                    after = blank.end()
+                if after >= size:
+                    tail = True
+                    break
+                if buf[after].isspace() or block.ListItem.pattern.match(buf, after):
+                    return None  # a loose list, or more of an item: marko decides
+                break
+            line = _TEXT_LINE.match(buf, pos)
+            if line is None:
+                return None
+            lead, text = line.group(1, 2)
+            if not lead and (_HEADING_OPEN.match(text) or _FENCE.match(text)):
+                break  # a heading or a fence ends the list
+            if text[0] in _MAY_BREAK or "\t" in text or _NOT_DELIMITER.search(text) is None:
+                return None
+            # The last item's paragraph goes on (lazily, when not indented to its text).
+            items[-1].lines.append(buf[pos + len(lead) : line.end()])
+            items[-1].bases.append(pos + len(lead))
+            pos = line.end()
+        items[-1].stop = pos
+        if pos >= size:
+            break
+    source.pos = size if tail else pos
+    source.match = None
+    state, _ = _build_list(cls, source, items, 0, source.context.list_info, tail)
+    return state  # type: ignore[no-any-return]
+
+
+def _build_list(
+    cls: type[Any], source: Source, items: list[_Line], i: int, info: Any, tail: bool
+) -> tuple[Any, int]:
+    """The list starting with ``items[i]``, and the index of the item after it. With
+    ``tail`` (blank lines to the end), marko's lists and items around the last item reach
+    the end; the last item does not (it gives its blank lines back)."""
+    parser = source.parser
+    item_cls: Any = parser.block_elements["ListItem"]
+    paragraph: Any = parser.block_elements["Paragraph"]
+    size = len(source._buffer)
+    state = cls(info)
+    state.children = []
+    depth = items[i].depth
+    while i < len(items) and items[i].depth == depth:
+        line = items[i]
+        item = item_cls(block.ListItem.ParseInfo(line.indent, line.bullet, line.mid))
+        if line.lines[0].endswith("\n"):  # marko's prefix moves on at the first line's end
+            item._prefix = item._second_prefix
+        item._tight = True
+        para = paragraph(block._ParsedLines(line.lines, line.bases))
+        para.source_span = (line.bases[0], line.stop)
+        para._tight = True
+        item.children = [para]
+        i += 1
+        if i < len(items) and items[i].depth > depth:
+            sub = items[i].bullet
+            ordered = sub[:-1].isdigit()
+            sub_info = block.List.ParseInfo(sub, ordered, int(sub[:-1]) if ordered else 1)
+            nested, i = _build_list(cls, source, items, i, sub_info, tail)
+            item.children.append(nested)
+        around_last = tail and i >= len(items) and len(item.children) > 1
+        item.source_span = (line.start, size if around_last else items[i - 1].stop)
+        state.children.append(item)
+    last = size if tail and i >= len(items) else state.children[-1].source_span[1]
+    state.source_span = (state.children[0].source_span[0], last)
+    return state, i
 
 
 class ListItem(block.ListItem):
