@@ -64,6 +64,8 @@ def test_a_load_joins_chunks_to_stored_vectors_and_reserves_a_row_for_every_chun
         "path": [f"n{i // 2}.md" for i in range(n)],
         "seq": [i % 2 for i in range(n)],
         "content_hash": [f"h{i}" for i in range(n)],
+        "start_line": list(range(n)),
+        "end_line": [i + 1 for i in range(n)],
     })  # fmt: skip
     stored = [
         (pa.array([f"h{i}" for i in range(0, n, 2)]), np.stack([unit(i) for i in range(0, n, 2)]))
@@ -78,3 +80,7 @@ def test_a_load_joins_chunks_to_stored_vectors_and_reserves_a_row_for_every_chun
     assert top[0] == f"{top[1]}#properties" and top[2] == 1.0
     assert v.search(unit(6), 1)[0][0].endswith("#0")
     assert list(v.of_notes(["n3.md"]))[1][:2] == ("n3.md", 1)
+    # what the chunks table holds for a note, for its next save's writer
+    assert v.chunk_keys(["n3.md"]) == {
+        "n3.md": [("n3.md#0", "h6", 6, 7, 0), ("n3.md#properties", "h7", 7, 8, 1)]
+    }

@@ -75,6 +75,16 @@ class Chunk:
     content_hash: str
     embed_text: str  # what the model sees and BM25 indexes: title > breadcrumb, then the text
 
+    @property
+    def key(self) -> ChunkKey:
+        """What decides whether its stored row is rewritten (``IndexStore.put_chunks``)."""
+        return (self.chunk_id, self.content_hash, self.start_line, self.end_line, self.seq)
+
+
+# a chunk row's id, content hash, start and end line and seq: one that keeps all of them is not
+# rewritten (the properties' chunk is named, not numbered, and comes last: it moves)
+ChunkKey = tuple[str, str, int, int, int]
+
 
 @dataclass(frozen=True, slots=True)
 class ParsedNote:

@@ -132,7 +132,7 @@ class Services:
         except BaseException:
             lock.release()
             raise
-        indexer = Indexer(vault, store, state, chunk_options, vectors.chunk_ids)
+        indexer = Indexer(vault, store, state, chunk_options, vectors.chunk_keys)
         meta = read_json(files, "meta.json", {})
         indexer.failures = dict(meta.get("failures", {}))
         indexer.stale = meta.get("parsed_by") != parsed_by(chunk_options)
@@ -215,7 +215,7 @@ class Services:
         progress = progress or (self.progress("parse") if self.progress else None)
         report = self.indexer.run(full=full, scope=paths, progress=progress, searchable=searchable)
         self.embed_stage.look_up(
-            self.vectors.replace(report.hashes, report.deleted_paths, report.named)
+            self.vectors.replace(report.hashes, report.deleted_paths, report.named, report.lines)
         )
         if len(report.changed_paths) + len(report.deleted_paths) >= 200:
             ensure_fts_index(self.store)  # a cold index: built here, not by the first search

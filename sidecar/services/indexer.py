@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sidecar.core.chunks import ChunkOptions, is_properties
-from sidecar.core.model import NoteRecord, ParsedNote
+from sidecar.core.model import ChunkKey, NoteRecord, ParsedNote
 from sidecar.core.note import content_hash
 from sidecar.core.plan import Candidates, Indexed, candidates, classify
 from sidecar.profiling import profile_as
@@ -26,7 +26,7 @@ Progress = Callable[[int, int], None]
 # Told, in the writer's turn, which notes changed and which went, as soon as what search reads
 # (their chunk rows, the in-memory state) is written; their note rows are written after.
 Searchable = Callable[[list[str], list[str]], None]
-ChunkIds = Callable[[Iterable[str]], dict[str, list[str]]]
+ChunkKeys = Callable[[Iterable[str]], dict[str, list[ChunkKey]]]
 EMPTY_VAULT = (
     "no notes found (only .md files count; hidden folders and .sidecarignore entries are "
     "skipped): is this the vault you meant?"
@@ -51,12 +51,14 @@ class IndexReport:
     deleted_paths: list[str] = field(default_factory=list)
     seconds: float = 0.0
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage (parse, embed)
-    # the chunk hashes of every re-parsed note, by seq: for the vector index, not the report
+    # the chunk hashes and lines of every re-parsed note, by seq: for the vector index, not
+    # the report
     hashes: dict[str, list[str]] = field(default_factory=dict)
+    lines: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     named: set[str] = field(default_factory=set)  # of those, the notes with a properties' chunk
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in self.__slots__ if k not in ("hashes", "named")}
+        out = {k: getattr(self, k) for k in self.__slots__ if k not in ("hashes", "lines", "named")}
         out["seconds"] = round(self.seconds, 3)
         return out
 
@@ -68,7 +70,7 @@ class Indexer:
         store: IndexStore,
         state: IndexState,
         chunk_options: ChunkOptions = ChunkOptions(),
-        chunk_ids: ChunkIds | None = None,
+        chunk_keys: ChunkKeys | None = None,
     ) -> None:
         self.vault = vault
         self.store = store
@@ -76,7 +78,7 @@ class Indexer:
         self.chunk_options = chunk_options
         # which chunk rows each note has (the vector index knows), so a save's are not read
         # back; not trusted for a note whose last write failed part-way
-        self.chunk_ids = chunk_ids
+        self.chunk_keys = chunk_keys
         self.unsure: set[str] = set()
         self.failures: dict[str, str] = {}
         # The index was parsed by another version (``note.parsed_by``): the next full scan
@@ -127,6 +129,7 @@ class Indexer:
                 searchable(list(plan.parse), list(plan.delete))
 
         report.hashes = self._write(parsed, records, plan.delete, told)
+        report.lines = {n.path: [(c.start_line, c.end_line) for c in n.chunks] for n in parsed}
         report.named = {n.path for n in parsed if n.chunks and is_properties(n.chunks[-1].chunk_id)}
         for note in parsed:
             if note.frontmatter_error:
@@ -222,11 +225,11 @@ class Indexer:
         with self.state.lock:
             known = {n.path for n in parsed} & self.state.notes.keys()
             had = {r.path for r in records} & self.state.notes.keys()
-        ids = None if self.chunk_ids is None or known & self.unsure else self.chunk_ids(known)
+        keys = None if self.chunk_keys is None or known & self.unsure else self.chunk_keys(known)
         writing = {n.path for n in parsed} | set(deletes)
         try:
             self.store.put_chunks(
-                [c for n in parsed for c in n.chunks], sorted(known), deletes, ids
+                [c for n in parsed for c in n.chunks], sorted(known), deletes, keys
             )
             with self.state.lock:
                 changed_edges = self.state.apply(records, deletes)

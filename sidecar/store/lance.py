@@ -36,7 +36,7 @@ from lancedb.background_loop import LOOP
 from lancedb.index import BTree
 from numpy.typing import NDArray
 
-from sidecar.core.model import Chunk, Edge, Heading, LinkRef, NoteRecord, ParsedNote
+from sidecar.core.model import Chunk, ChunkKey, Edge, Heading, LinkRef, NoteRecord, ParsedNote
 from sidecar.errors import StoreError
 
 _log = logging.getLogger("sidecar.store")
@@ -94,10 +94,7 @@ CHUNKS_SCHEMA = pa.schema(
 )
 
 
-# what decides whether a chunk row is rewritten: one that keeps its text, its lines and its
-# place is not (the properties' chunk is named, not numbered, and comes last: it moves)
-KEPT = ("chunk_id", "content_hash", "start_line", "end_line", "seq")
-MERGE_ROWS = 64  # chunk rows a write merges in place (``put_chunks``)
+KEPT = ("chunk_id", "content_hash", "start_line", "end_line", "seq")  # a ``ChunkKey``
 
 
 def vectors_schema(dim: int) -> pa.Schema:
@@ -299,8 +296,9 @@ class IndexStore:
         }
 
     def chunk_keys(self) -> pa.Table:
-        """``chunk_id``, ``path``, ``seq`` and ``content_hash`` of every chunk."""
-        q = self.chunks.search().select(["chunk_id", "path", "seq", "content_hash"])
+        """``chunk_id``, ``path``, ``seq``, ``content_hash`` and the lines of every chunk."""
+        q = self.chunks.search().select(["chunk_id", "path", "seq", "content_hash", "start_line",
+                                         "end_line"])  # fmt: skip
         return q.limit(None).to_arrow()
 
     def drifted(self, keys: pa.Table | None = None) -> list[str]:
@@ -382,57 +380,30 @@ class IndexStore:
         chunks: Sequence[Chunk],
         replacing: Sequence[str],
         gone: Sequence[str],
-        known: Mapping[str, Sequence[str]] | None = None,
+        known: Mapping[str, Sequence[ChunkKey]] | None = None,
     ) -> None:
         """``chunks`` become the chunk rows of their notes: rows of the ``replacing`` notes
-        that stay as they were are not rewritten, the others are deleted; ``gone`` notes lose
-        all of theirs.
+        that stay as they were (text, lines and place) are not rewritten, the others are
+        deleted; ``gone`` notes lose all of theirs. Then one delete and one add.
 
-        ``known``: the chunk ids each replacing note has in the table, when the caller holds
-        them (the vector index does). A save's few rows then need no read: one
-        ``merge_insert`` on the chunk id rewrites the rows whose text, lines or place changed
-        and adds the new ones (LanceDB compares), and a delete, only if the note lost chunks,
-        drops the rest. Otherwise, and for batches, the old rows are read, then one delete
-        and one add per 500 notes: LanceDB's merges held hundreds of MiB at 100k notes
-        (issue 28)."""
-        if (
-            known is not None
-            and replacing
-            and len(chunks) <= MERGE_ROWS
-            and known.keys() >= set(replacing)
-        ):
-            self._merge_chunks(chunks, replacing, gone, known)
-            return
-        old: dict[str, tuple[str, int, int, int]] = {}
-        for batch in _batches(replacing, 500):
-            q = native(self.chunks).query().where(_in_list("path", batch)).select(list(KEPT))
-            got = read(q.to_arrow()).to_pydict()
-            old.update(zip(got["chunk_id"], zip(*(got[c] for c in KEPT[1:]), strict=True),
-                           strict=True))  # fmt: skip
-        same = {
-            c.chunk_id
-            for c in chunks
-            if old.get(c.chunk_id) == (c.content_hash, c.start_line, c.end_line, c.seq)
-        }
+        ``known``: the keys (``ChunkKey``) of each replacing note's rows, when the caller holds
+        them (the vector index does): a save then reads nothing. Otherwise the old rows are
+        read, 500 notes at a time. Not a ``merge_insert`` on the chunk id: LanceDB joins the
+        whole table on the key, slower than the delete and the add (docs/benchmarks.md)."""
+        old: dict[str, ChunkKey] = {}
+        if known is not None and known.keys() >= set(replacing):
+            old = {k[0]: k for p in replacing for k in known[p]}
+        else:
+            for batch in _batches(replacing, 500):
+                q = native(self.chunks).query().where(_in_list("path", batch)).select(list(KEPT))
+                got = read(q.to_arrow()).to_pydict()
+                old.update(zip(got["chunk_id"], zip(*(got[c] for c in KEPT), strict=True),
+                               strict=True))  # fmt: skip
+        same = {c.chunk_id for c in chunks if old.get(c.chunk_id) == c.key}
         self._delete_chunks([cid for cid in old if cid not in same], gone)
         rows = [_chunk_row(c) for c in chunks if c.chunk_id not in same]
         if rows:
             self.chunks.add(pa.Table.from_pylist(rows, CHUNKS_SCHEMA))
-
-    def _merge_chunks(
-        self,
-        chunks: Sequence[Chunk],
-        replacing: Sequence[str],
-        gone: Sequence[str],
-        known: Mapping[str, Sequence[str]],
-    ) -> None:
-        ids = {c.chunk_id for c in chunks}
-        self._delete_chunks([cid for p in replacing for cid in known[p] if cid not in ids], gone)
-        if chunks:
-            moved = " OR ".join(f"target.{c} <> source.{c}" for c in KEPT[1:])
-            merge = self.chunks.merge_insert("chunk_id").when_matched_update_all(where=moved)
-            rows = pa.Table.from_pylist([_chunk_row(c) for c in chunks], CHUNKS_SCHEMA)
-            merge.when_not_matched_insert_all().execute(rows)
 
     def _delete_chunks(self, ids: list[str], notes: Sequence[str]) -> None:
         for some, paths in _pairs(ids, list(notes)):

@@ -10,6 +10,8 @@ changed a real recall test's first answer).
 A vector belongs to the text it was computed from (its content hash), so it cannot go stale:
 a chunk whose hash has no vector yet waits for one, and the hashes waited for, newest first,
 are the embedding stage's queue. A removed note's rows become holes the next chunks reuse.
+Each row also keeps its chunk's lines, so that a save's writer knows what the chunks table
+holds for the note without reading it (``IndexStore.put_chunks``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from sidecar.core.chunks import PROPERTIES_ID
+from sidecar.core.model import ChunkKey
 
 Vectors = NDArray[np.float32]
 HASH = "S40"  # a chunk's content hash: sha1 in hex (``sidecar.core.chunks``), 40 bytes a row
@@ -44,6 +47,7 @@ class VectorIndex:
         self._scale: Vectors = np.zeros(0, np.float32)
         self._alive: NDArray[np.bool_] = np.zeros(0, bool)
         self._seq: NDArray[np.int32] = np.zeros(0, np.int32)
+        self._lines: NDArray[np.int32] = np.zeros((0, 2), np.int32)  # start and end line
         self._named: NDArray[np.bool_] = np.zeros(0, bool)  # the note's properties' chunk
         self._hash: NDArray[np.bytes_] = np.zeros(0, HASH)
         self._path: list[str] = []
@@ -70,8 +74,9 @@ class VectorIndex:
     # -- what the store holds -----------------------------------------------------------------
 
     def load(self, chunks: pa.Table, vectors: Iterable[tuple[pa.Array, Vectors]]) -> None:
-        """Every chunk (``path``, ``seq``, ``content_hash``), then the model's stored vectors
-        in batches (hashes, matrix), joined by hash in Arrow; chunks without one wait."""
+        """Every chunk (``path``, ``seq``, ``content_hash``, ``start_line``, ``end_line``),
+        then the model's stored vectors in batches (hashes, matrix), joined by hash in Arrow;
+        chunks without one wait."""
         chunks = chunks.sort_by([("path", "ascending"), ("seq", "ascending")])
         hashes = chunks["content_hash"].combine_chunks()
         n = len(hashes)
@@ -80,6 +85,8 @@ class VectorIndex:
             self._reserve(n)
             self._hash[:n] = hashes.to_numpy(zero_copy_only=False)
             self._seq[:n] = chunks["seq"].to_numpy()
+            self._lines[:n, 0] = chunks["start_line"].to_numpy()
+            self._lines[:n, 1] = chunks["end_line"].to_numpy()
             named = pc.ends_with(chunks["chunk_id"].combine_chunks(), "#" + PROPERTIES_ID)
             self._named[:n] = named.to_numpy(zero_copy_only=False)
             # one string per note, not per chunk: the paths dictionary-encoded; each note's rows
@@ -107,9 +114,11 @@ class VectorIndex:
         notes: Mapping[str, Sequence[str]],
         gone: Iterable[str] = (),
         named: Collection[str] = (),
+        lines: Mapping[str, Sequence[tuple[int, int]]] | None = None,
     ) -> list[str]:
         """These notes now have chunks with these hashes (by seq); ``gone`` notes have none;
-        the last chunk of each ``named`` note is its properties' chunk (``path#properties``).
+        the last chunk of each ``named`` note is its properties' chunk (``path#properties``);
+        ``lines``: each chunk's start and end line, by seq (-1 where not given).
         A hash one of their old chunks had keeps its vector (an edit that leaves a chunk as
         it was, a move to another folder). Returns the hashes newly waiting, for the caller
         to look up in the store before they are embedded (a copied note, text an undo
@@ -132,9 +141,11 @@ class VectorIndex:
                 rows: list[int] = []
                 self._rows[path] = rows
                 last = len(hashes) - 1 if path in named else -1
+                spans = (lines or {}).get(path, ())
                 for seq, h in enumerate(hashes):
                     row = self._free.pop() if self._free else self._append()
                     self._hash[row], self._path[row], self._seq[row] = h, path, seq
+                    self._lines[row] = spans[seq] if seq < len(spans) else (-1, -1)
                     self._named[row] = seq == last
                     rows.append(row)
                     same = kept.get(h)
@@ -162,11 +173,14 @@ class VectorIndex:
                 filled += len(rows)
         return filled
 
-    def chunk_ids(self, paths: Iterable[str]) -> dict[str, list[str]]:
-        """The ids of these notes' chunks as the chunks table holds them (``path#seq``, and
-        ``path#properties`` for the properties' chunk): what the last write of each gave."""
+    def chunk_keys(self, paths: Iterable[str]) -> dict[str, list[ChunkKey]]:
+        """These notes' chunks as the chunks table holds them, as the last write of each gave
+        them: id (``path#seq``, ``path#properties`` for the properties' chunk), content hash,
+        start and end line, seq."""
         with self._lock:
-            return {p: [self._chunk_id(r) for r in self._rows.get(p, ())] for p in paths}
+            return {p: [(self._chunk_id(r), self._hash[r].decode(), int(self._lines[r, 0]),
+                         int(self._lines[r, 1]), int(self._seq[r])) for r in self._rows.get(p, ())]
+                    for p in paths}  # fmt: skip
 
     def waiting(self, limit: int) -> list[str]:
         """Up to ``limit`` hashes waiting for a vector, the newest first (a save's chunks go
@@ -212,10 +226,12 @@ class VectorIndex:
         alive[:n] = self._alive[:n]
         seq = np.zeros(capacity, np.int32)
         seq[:n] = self._seq[:n]
+        lines = np.zeros((capacity, 2), np.int32)
+        lines[:n] = self._lines[:n]
         named = np.zeros(capacity, bool)
         named[:n] = self._named[:n]
         self._matrix, self._scale, self._hash, self._alive = matrix, scale, hashes, alive
-        self._seq, self._named = seq, named
+        self._seq, self._named, self._lines = seq, named, lines
 
     def _put(self, rows: NDArray[np.intp] | list[int], vectors: Vectors) -> None:
         """Store these rows' vectors (one per row, or one for all), each scaled to int16."""
