@@ -43,7 +43,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embed.threads", 2, "Threads the model may use."),
     Setting("watch.debounce_ms", 300, "Quiet time before a changed note is reindexed when its "
             "writer's end is not seen (no close events, a write still open, a burst of saves)."),
-    Setting("watch.settle_ms", 30, "After a save closes or renames a note into place, how long "
+    Setting("watch.settle_ms", 20, "After a save closes or renames a note into place, how long "
             "it waits for the editor's second write before it is reindexed."),
     Setting("watch.close_events", True, "Reindex a note as soon as its writer closes it or "
             "renames it into place (inotify); false: every change waits watch.debounce_ms."),

@@ -31,7 +31,7 @@ BURST_CAP = 10  # a sync tool that never pauses is still indexed every ten delay
 
 class Debouncer:
     def __init__(
-        self, delay: float, clock: Callable[[], float], settle: float = 0.03, closes: bool = True
+        self, delay: float, clock: Callable[[], float], settle: float = 0.02, closes: bool = True
     ) -> None:
         self.delay = delay
         self.settle = settle
