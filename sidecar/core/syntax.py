@@ -749,6 +749,64 @@ def _match_prefix(prefix: str, line: str) -> int:
 _INDEXED = re.compile(r"[\[<#^`%$]")
 
 
+# A paragraph's first line that nothing else can be: up to three spaces, then a character no
+# other block opens with (a line with a pipe might head a table).
+_PLAIN_FIRST = re.compile(r" {0,3}[^\s#`~>\-*_+0-9<%$\[=|][^|\n]*(?:\n|\Z)")
+_SHORT_BLANK = re.compile(r" {0,3}\n")
+
+
+def _plain_block(parser: Parser, source: Source) -> Any:
+    """At the document level, the run of blank lines or the plain paragraph at ``source.pos``,
+    built as marko builds it: a paragraph's next line goes on or breaks it as marko's
+    ``break_paragraph`` says (asked only for a line that might break it). None for any other
+    block, and for a paragraph that turns out to be a setext heading: marko parses those."""
+    buf = source._buffer
+    size = len(buf)
+    start = source.pos
+    if _SHORT_BLANK.match(buf, start):
+        pos = start
+        while pos < size:  # marko's blank line takes every blank line after it
+            nl = buf.find("\n", pos)
+            stop = size if nl < 0 else nl + 1
+            if buf[pos:stop].strip():
+                break
+            pos = stop
+        source.pos = pos
+        blank_line: Any = parser.block_elements["BlankLine"]
+        blank = blank_line(start)
+        blank.source_span = (start, pos)
+        return blank
+    first = _PLAIN_FIRST.match(buf, start)
+    if first is None:
+        return None
+    paragraph: Any = parser.block_elements["Paragraph"]
+    lines = [first.group()]
+    starts = [start]
+    pos = first.end()
+    while pos < size:
+        nl = buf.find("\n", pos)
+        stop = size if nl < 0 else nl + 1
+        line = buf[pos:stop]
+        body = line.lstrip(" ")
+        if not body.strip():
+            break  # a blank line ends it
+        if body[0] in _MAY_BREAK or len(line) - len(body) >= 4 or body[0] == "\t":
+            source.pos = pos
+            if paragraph.break_paragraph(source):
+                break
+            if paragraph.is_setext_heading(line):
+                source.pos = start
+                return None
+        lines.append(line)
+        starts.append(pos)
+        pos = stop
+    source.pos = pos
+    source.match = None
+    para = paragraph(block._ParsedLines(lines, starts))
+    para.source_span = (start, pos)
+    return para
+
+
 class FastParser(Parser):
     #: Leave a paragraph or table cell without any of ``_INDEXED`` as one run of text (its
     #: emphasis unparsed): what the index reads of it is the same, and rendering it is not
@@ -770,7 +828,13 @@ class FastParser(Parser):
         """marko's ``parse_source``, trying at each line only the elements that can open with
         its first character (``starts``), in marko's order of priority."""
         ast: list[block.BlockElement] = []
+        top = len(source._states) == 1
         while not source.exhausted:
+            if top:  # the document's own blocks: blank lines and paragraphs the short way
+                plain = _plain_block(self, source)
+                if plain is not None:
+                    ast.append(plain)
+                    continue
             start = source._current_pos
             for ele_type in self._candidates(source.first_char()):  # type: ignore[attr-defined]
                 if ele_type.match(source):
