@@ -621,14 +621,14 @@ def _chunk_row(c: Chunk) -> dict[str, Any]:
 
 
 def _edge_list(e: Edge) -> list[Any]:
-    """An edge in its source's row (the source is the row's)."""
-    return [e.target, e.raw, e.relation, e.text, e.wikilink, e.embed, e.line, e.anchor,
+    """An edge in its source's row (the source is the row's). The "" is where the edge's
+    context was (its links hold it): an older version of the daemon still reads the row."""
+    return [e.target, e.raw, e.relation, e.text, e.wikilink, e.embed, e.line, e.anchor, "",
             e.state, list(e.candidates)]  # fmt: skip
 
 
 def _edge_from_list(source: str, e: list[Any], share: _Share) -> Edge:
-    # rows written before contexts were read on demand hold the edge's context before its state
-    target, raw, relation, text, wikilink, embed, line, anchor, *_, state, candidates = e
+    target, raw, relation, text, wikilink, embed, line, anchor, _, state, candidates = e
     return Edge(
         source, share.opt(target), share(raw), share(relation), share(text), wikilink, embed,
         line, share(anchor), state, tuple(map(share, candidates)),
