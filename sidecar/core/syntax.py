@@ -753,13 +753,15 @@ _INDEXED = re.compile(r"[\[<#^`%$]")
 # other block opens with (a line with a pipe might head a table).
 _PLAIN_FIRST = re.compile(r" {0,3}[^\s#`~>\-*_+0-9<%$\[=|][^|\n]*(?:\n|\Z)")
 _SHORT_BLANK = re.compile(r" {0,3}\n")
+_HASH_FIRST = re.compile(r" {0,3}#")
 
 
 def _plain_block(parser: Parser, source: Source) -> Any:
-    """At the document level, the run of blank lines or the plain paragraph at ``source.pos``,
-    built as marko builds it: a paragraph's next line goes on or breaks it as marko's
-    ``break_paragraph`` says (asked only for a line that might break it). None for any other
-    block, and for a paragraph that turns out to be a setext heading: marko parses those."""
+    """At the document level, the run of blank lines, the ATX heading or the plain paragraph
+    at ``source.pos``, built as marko builds it: a paragraph's next line goes on or breaks it
+    as marko's ``break_paragraph`` says (asked only for a line that might break it). None for
+    any other block, and for a paragraph that turns out to be a setext heading: marko parses
+    those."""
     buf = source._buffer
     size = len(buf)
     start = source.pos
@@ -776,6 +778,15 @@ def _plain_block(parser: Parser, source: Source) -> Any:
         blank = blank_line(start)
         blank.source_span = (start, pos)
         return blank
+    if _HASH_FIRST.match(buf, start):  # marko tries a heading first at a line like this
+        heading: Any = parser.block_elements["Heading"]
+        found = heading.pattern.match(buf, start)
+        if found is not None:
+            source.pos = found.end()
+            source.match = None
+            element = heading(found)
+            element.source_span = (start, found.end())
+            return element
     first = _PLAIN_FIRST.match(buf, start)
     if first is None:
         return None
