@@ -235,6 +235,18 @@ def test_idle_compaction_drops_the_vectors_no_chunk_uses(store: Services) -> Non
     assert store.store.count("vectors") == 5 == len(store.vectors)
 
 
+def test_idle_compaction_indexes_the_notes_by_path_and_later_rows_are_still_found(
+    store: Services,
+) -> None:
+    store.compact()
+    assert [i.columns for i in store.store.notes.list_indices()] == [["path"]]
+    save(store, "Other.md", "# Other\n\nNow it says [[Third]] too.\n")  # a row the index lacks
+    assert sorted(b["context"] for b in store.graph.backlinks("Third")["backlinks"]) == [
+        "Now it says [[Third]] too.",
+        "The middle part talks about [[Third]] and storage.",
+    ]
+
+
 def test_a_vector_computed_while_its_chunk_changed_never_reaches_the_new_text(
     store: Services,
 ) -> None:

@@ -473,6 +473,8 @@ class IndexStore:
         with self.index_lock:
             if self.vectors.count_rows() and not self.vectors.list_indices():
                 self.vectors.create_index("content_hash", config=BTree())  # for ``find_vectors``
+            if self.notes.count_rows() and not self.notes.list_indices():
+                self.notes.create_index("path", config=BTree())  # rows read by path, per query
             for table in (self.notes, self.chunks, self.vectors):
                 table.optimize(cleanup_older_than=keep)
 
