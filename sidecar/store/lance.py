@@ -630,7 +630,8 @@ def _edge_list(e: Edge) -> list[Any]:
 
 
 def _edge_from_list(source: str, e: list[Any], share: _Share) -> Edge:
-    target, raw, relation, text, wikilink, embed, line, anchor, _, state, candidates = e
+    # rows written by one earlier version lack the context slot
+    target, raw, relation, text, wikilink, embed, line, anchor, *_, state, candidates = e
     return Edge(
         source, share.opt(target), share(raw), share(relation), share(text), wikilink, embed,
         line, share(anchor), state, tuple(map(share, candidates)),
