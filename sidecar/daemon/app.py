@@ -208,6 +208,14 @@ class Daemon:
             self.supervisor.ok("embedding")
             await asyncio.to_thread(self.embed_progress.batch, len(batch.hashes), stage.pending)
 
+    async def _open_model(self) -> None:
+        """Open the model while nobody waits for it: after a restart with nothing to embed,
+        the first hybrid query or recall would otherwise open it (~200 ms)."""
+        try:
+            await asyncio.to_thread(self.services.embedder.embed, ["open"])
+        except Exception as exc:  # reported as the embedding stage reports a broken model
+            self.supervisor.fail("embedding", exc)
+
     async def _after_saves(self) -> None:
         """A save just landed: the person is likely to search for it next. Let those queries
         have both cores (lexical finds the new words already): embed once no save has come
@@ -375,6 +383,7 @@ class Daemon:
         else:
             _log.warning("serving %d notes; the start-up reindex is retried", notes)
         (_log.info if notes else _log.warning)(ready_hint(self.services.vault.root, notes))
+        await self._open_model()
         cron = str(self.settings["lint.schedule"])
         if lint_job.missed(cron, self.services.meta.get("lint_last_run"), self.services.clock()):
             await self._lint()  # a nightly run was missed (first start, or asleep): catch up
