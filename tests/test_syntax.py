@@ -4,6 +4,7 @@ without them, on every CommonMark spec example and the notes of the three real v
 from __future__ import annotations
 
 import random
+import signal
 
 import pytest
 from marko import Markdown
@@ -11,6 +12,7 @@ from marko.ext.gfm import GFM
 from marko.helpers import MarkoExtension
 
 from sidecar.core import syntax
+from sidecar.core.note import parse_note
 from tests.commonmark import examples
 from tests.conftest import corpus
 
@@ -143,3 +145,25 @@ def test_the_short_ways_build_what_marko_builds(
     marko = [_tree(parser.parse(t), []) for t in texts]
     assert [t for t, a, b in zip(texts, fast, marko, strict=True) if a != b] == []
     assert min(taken.values()) > 300  # both ways were taken
+
+
+@pytest.mark.parametrize(
+    "text", ["+\n\t[^1]:x", "- a\n+\n\t[^1]: note [[Link]]\n\nafter [[Other]]\n"]
+)
+def test_a_block_that_consumes_nothing_does_not_hang_the_parse(text: str) -> None:
+    """marko (2.2.4, with its footnote extension) parses an empty list item followed by a
+    tab-indented footnote definition forever: the definition's prefix, built from the tab's
+    first column only, never matches its own line, so it consumes nothing and is matched
+    again, its copies filling memory. A note like that must not hang the index."""
+
+    def hung(signum: int, frame: object) -> None:
+        raise TimeoutError("the parse did not end")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    try:
+        note = parse_note("n.md", text, "")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert "Other" in {link.target for link in note.links} or "\n\n" not in text

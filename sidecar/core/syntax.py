@@ -847,6 +847,7 @@ class FastParser(Parser):
                     ast.append(plain)
                     continue
             start = source._current_pos
+            at = source.pos
             for ele_type in self._candidates(source.first_char()):  # type: ignore[attr-defined]
                 if ele_type.match(source):
                     result: Any = ele_type.parse(source)
@@ -858,6 +859,11 @@ class FastParser(Parser):
                     ast.append(result)
                     break
             else:
+                break
+            if source.pos == at:
+                # A block that consumed nothing would be matched here again, forever (marko
+                # 2.2.4: a footnote definition tab-indented in an empty list item): the
+                # container ends, and the blocks around it read the line.
                 break
         return ast
 
