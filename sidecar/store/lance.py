@@ -290,8 +290,9 @@ class IndexStore:
         got = read(q.to_arrow())
         if len(wanted) > 500:
             got = got.filter(pc.is_in(got["path"], value_set=pa.array(wanted)))
+        share = _Share()
         return {
-            p: [LinkRef(*x) for x in json.loads(links or "[]")]
+            p: [_link_from_list(x, share) for x in json.loads(links or "[]")]
             for p, links in zip(got["path"].to_pylist(), got["links"].to_pylist(), strict=True)
         }
 
