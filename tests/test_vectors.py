@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from sidecar.store.vectors import VectorIndex
 
@@ -33,6 +34,31 @@ def test_search_filters_and_reuses_the_rows_of_removed_notes() -> None:
     assert [v.search(unit(i), 1)[0][0] for i in (4, 5)] == ["p.md#0", "p.md#properties"]
     v.replace({"p.md": ["h4"]})  # the properties' chunk gone: its row is numbered again
     assert v.search(unit(4), 1)[0][0] == "p.md#0"
+
+
+def test_a_search_among_a_few_notes_scores_their_rows_alone_and_ranks_as_a_full_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(3)
+    v = VectorIndex(8)
+    v.replace({f"n{i}.md": [f"h{i}a", f"h{i}b"] for i in range(200)})
+    hashes = [h for i in range(200) for h in (f"h{i}a", f"h{i}b") if h != "h7b"]
+    v.fill(hashes, rng.normal(size=(len(hashes), 8)).astype(np.float32))  # h7b still waits
+    few = {"n3.md", "n7.md", "n150.md", "gone.md"}
+    query = rng.normal(size=8).astype(np.float32)
+    monkeypatch.setattr("sidecar.store.vectors.SUBSET_NOTES", 10**9, raising=False)  # all rows
+    full = v.search(query, 4, allowed=few)
+    monkeypatch.undo()
+    assert len(full) == 4 and "n7.md#1" not in [h[0] for h in full]  # no vector: not a hit
+
+    def whole_matrix(*_: object) -> None:
+        raise AssertionError("the whole matrix was scored for four notes")
+
+    monkeypatch.setattr(v, "_scores", whole_matrix)
+    few_rows = v.search(query, 4, allowed=few)
+    assert [h[:2] for h in few_rows] == [h[:2] for h in full]
+    assert np.allclose([h[2] for h in few_rows], [h[2] for h in full], atol=1e-6)
+    assert v.search(query, 10, allowed={"gone.md"}) == []
 
 
 def test_a_hash_keeps_its_vector_through_a_rename_and_an_edit_that_leaves_it() -> None:

@@ -32,6 +32,9 @@ from sidecar.core.model import ChunkKey
 Vectors = NDArray[np.float32]
 HASH = "S40"  # a chunk's content hash: sha1 in hex (``sidecar.core.chunks``), 40 bytes a row
 BLOCK = 512  # rows scored at a time: 768 KiB of float32 at 384 dimensions, kept in cache
+# A search among fewer notes than a 32nd of the rows scores only their rows: most notes have a
+# few chunks, so that is at most a few thousand rows, a small part of a full pass.
+SUBSET_NOTES = 32
 
 
 class VectorIndex:
@@ -281,6 +284,8 @@ class VectorIndex:
             n = len(self._path)
             if n == 0 or k <= 0:
                 return []
+            if allowed is not None and len(allowed) * SUBSET_NOTES < n:
+                return self._search_rows(query, k, allowed)
             scores = self._scores(query.astype(np.float32)[:, None], n)[:, 0]
             mask = self._alive[:n].copy()
             if allowed is not None:
@@ -294,6 +299,23 @@ class VectorIndex:
             top = np.argpartition(-scores, k - 1)[:k]
             top = top[np.argsort(-scores[top])]
             return [(self._chunk_id(i), self._path[i], float(scores[i])) for i in top]
+
+    def _search_rows(
+        self, query: Vectors, k: int, allowed: set[str]
+    ) -> list[tuple[str, str, float]]:
+        """``search`` among a few notes: their rows alone are scored, not the whole matrix
+        (a hybrid query pulling in the notes that replace its stale hits, a path filter)."""
+        rows = np.array([r for p in allowed for r in self._rows.get(p, ()) if self._alive[r]],
+                        np.intp)  # fmt: skip
+        if len(rows) == 0:
+            return []
+        scores = (self._matrix[rows].astype(np.float32) @ query.astype(np.float32)) * self._scale[
+            rows
+        ]
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [
+            (self._chunk_id(int(rows[i])), self._path[rows[i]], float(scores[i])) for i in order
+        ]
 
     def _chunk_id(self, row: int) -> str:
         """As ``sidecar.core.chunks`` names chunks: ``path#seq``, the properties' ``path#properties``."""
