@@ -1,10 +1,10 @@
-"""The parser's short ways against marko's own block parsing, on many random documents.
+"""The parser's short ways against marko's own parsing, on many random documents.
 
     python bench/parse_short_ways.py [--docs 10000] [--seed 1]
 
 ``tests/test_syntax.py::test_the_short_ways_build_what_marko_builds`` runs this comparison on
 1,500 documents; this script runs it on as many as asked, with any seed: each document is
-parsed with ``syntax._simple_list`` and ``syntax._plain_block`` on and off, and every
+parsed with the short ways (``tests.test_syntax.SHORT_WAYS``) on and off, and every
 attribute of every element of the two trees must be the same. Prints the documents that
 differ (exit status 1) and how often each short way was taken.
 """
@@ -15,11 +15,10 @@ import argparse
 import random
 import sys
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sidecar.core import syntax
-from tests.test_syntax import _list_like, _tree
+from tests.test_syntax import _list_like, differing
 
 
 def main() -> None:
@@ -29,29 +28,7 @@ def main() -> None:
     args = ap.parse_args()
     rng = random.Random(args.seed)
     parser = syntax.new_parser(text_only_plain=True)
-    short = {"_simple_list": syntax._simple_list, "_plain_block": syntax._plain_block}
-    taken = dict.fromkeys(short, 0)
-
-    def counted(name: str) -> Any:
-        def way(*a: Any) -> Any:
-            out = short[name](*a)
-            taken[name] += out is not None
-            return out
-
-        return way
-
-    differ = []
-    for _ in range(args.docs):
-        text = _list_like(rng)
-        for name in short:
-            setattr(syntax, name, counted(name))
-        fast = _tree(parser.parse(text), [])
-        for name in short:
-            setattr(syntax, name, lambda *a: None)
-        if _tree(parser.parse(text), []) != fast:
-            differ.append(text)
-    for name, way in short.items():
-        setattr(syntax, name, way)
+    differ, taken = differing(parser, [_list_like(rng) for _ in range(args.docs)])
     print(f"seed {args.seed}: {args.docs} documents, {len(differ)} differ; taken: {taken}")
     for text in differ[:10]:
         print(repr(text))

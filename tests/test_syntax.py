@@ -86,8 +86,33 @@ _PIECES = ["- ", "* ", "+ ", "1. ", "2. ", "1) ", "10. ", "-  ", "-    ", "-    
            "  ", "    ", "\t", "a", "[[x|y]]", "[ ] t", "[x] t", "[a]: /u", "[a](b)", "[^1]: n",
            "**b**", "* *", "_i_", "___", "#", "# h", "#tag", "`c`", "```", "~~~", "~~s~~",
            "$m$", "$$", "%%", "==h==", "===", "---", ":--|--", "a | b", "|", "<div>", "> q",
-           "1.5", "\u00a0", "\\", "x  ", ""]  # fmt: skip
-_WORDS = ["alpha", "beta", "[[x|y]]", "[a](b)", "**b**", "`c`", "d", "#tag", "x | y", "![[e]]"]
+           "1.5", "\u00a0", "\\", "x  ", "[[x]](u)", "[[x]][a]", "[[x]][]", "[[a*b]]",
+           "[[a_b_]]", "[[c`]]", "[[a\\]]", "[[[x]]]", "]]", "[x|y]: /d", "![[e]](u)", "!",
+           ""]  # fmt: skip
+_WORDS = ["alpha", "beta", "[[x|y]]", "[a](b)", "**b**", "`c`", "d", "#tag", "x | y", "![[e]]",
+          "[[x]]", "*a", "[b"]  # fmt: skip
+
+
+def _wikilinks_among_links() -> list[str]:
+    """Wikilinks where marko's link search could find a link in their brackets: followed by a
+    link's destination or label, named by a definition, holding marks, in another link's text
+    or in emphasis."""
+    wikis = ["[[x]]", "![[x]]", "[[x|y]]", "[[a*b]]", "[[a_b_]]", "[[c`]]", "[[a\\]]", "[[[x]]]"]
+    after = ["", "(u)", "[a]", "[]", "]", "](w)"]
+    frames = [
+        "{}",
+        "[p {} q](v)",
+        "[p {} q][a]",
+        "*p {} q*",
+        "_p {} q_",
+        "`p {} q`",
+        "[p {} q`](v)",
+        "![p {}](v)",
+        "[" * 63 + "{}](v)",
+    ]
+    defs = ["", "\n\n[a]: /u", "\n\n[x|y]: /d", "\n\n[x]: /e", "\n\n[[x]]: /f"]
+    return [frame.format(wiki + tail) + d
+            for wiki in wikis for tail in after for frame in frames for d in defs]  # fmt: skip
 
 
 def _list_like(rng: random.Random) -> str:
@@ -111,40 +136,56 @@ def _list_like(rng: random.Random) -> str:
     return "\n".join(lines) + rng.choice(["", "\n", "\n\n", "\n  \n"])
 
 
-@pytest.mark.parametrize(
-    "vaults",
-    [pytest.param(False, id="generated"), pytest.param(True, id="vaults", marks=pytest.mark.e2e)],
-)
-def test_the_short_ways_build_what_marko_builds(
-    vaults: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``syntax._simple_list`` and ``syntax._plain_block`` build simple lists, blank lines and
-    paragraphs without marko's per-line machinery; the tree, every attribute of every
-    element, is the one marko builds without them: on the spec examples and documents made
-    up at random (or the three vaults)."""
-    rng = random.Random(21)
-    texts = _texts(True) if vaults else [ex.markdown for ex in examples()]
-    texts += [] if vaults else [_list_like(rng) for _ in range(1500)]
-    parser = syntax.new_parser(text_only_plain=True)
-    short = {"_simple_list": syntax._simple_list, "_plain_block": syntax._plain_block}
-    taken = {name: 0 for name in short}
+# Each builds or skips what marko would, only sooner; off (returning None), marko does it.
+SHORT_WAYS = ("_simple_list", "_plain_block", "_past_wikilink")
+
+
+def differing(parser: object, texts: list[str]) -> tuple[list[str], dict[str, int]]:
+    """The texts whose tree (``_tree``) differs with the short ways on and off, and how often
+    each way was taken."""
+    ways = {name: getattr(syntax, name) for name in SHORT_WAYS}
+    taken = dict.fromkeys(ways, 0)
 
     def counted(name: str) -> object:
         def way(*args: object) -> object:
-            out = short[name](*args)
+            out = ways[name](*args)
             taken[name] += out is not None
             return out
 
         return way
 
-    for name in short:
-        monkeypatch.setattr(syntax, name, counted(name))
-    fast = [_tree(parser.parse(t), []) for t in texts]
-    for name in short:
-        monkeypatch.setattr(syntax, name, lambda *args: None)
-    marko = [_tree(parser.parse(t), []) for t in texts]
-    assert [t for t, a, b in zip(texts, fast, marko, strict=True) if a != b] == []
-    assert min(taken.values()) > 300  # both ways were taken
+    differ = []
+    try:
+        for text in texts:
+            for name in ways:
+                setattr(syntax, name, counted(name))
+            fast = _tree(parser.parse(text), [])  # type: ignore[attr-defined]
+            for name in ways:
+                setattr(syntax, name, lambda *args: None)
+            if _tree(parser.parse(text), []) != fast:  # type: ignore[attr-defined]
+                differ.append(text)
+    finally:
+        for name, way in ways.items():
+            setattr(syntax, name, way)
+    return differ, taken
+
+
+@pytest.mark.parametrize(
+    "vaults",
+    [pytest.param(False, id="generated"), pytest.param(True, id="vaults", marks=pytest.mark.e2e)],
+)
+def test_the_short_ways_build_what_marko_builds(vaults: bool) -> None:
+    """``syntax._simple_list`` and ``syntax._plain_block`` build simple lists, blank lines and
+    paragraphs without marko's per-line machinery, and ``syntax._past_wikilink`` passes over
+    a wikilink's brackets in the link search; the tree, every attribute of every element, is
+    the one marko builds without them: on the spec examples and documents made up at random
+    (or the three vaults)."""
+    rng = random.Random(21)
+    texts = _texts(True) if vaults else [ex.markdown for ex in examples()]
+    texts += [] if vaults else [*_wikilinks_among_links(), *(_list_like(rng) for _ in range(1500))]
+    differ, taken = differing(syntax.new_parser(text_only_plain=True), texts)
+    assert differ == []
+    assert min(taken.values()) > 300  # every way was taken
 
 
 @pytest.mark.parametrize(

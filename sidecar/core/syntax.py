@@ -21,6 +21,7 @@ from typing import Any
 from marko import block, inline, inline_parser
 from marko.ext import footnote
 from marko.ext.gfm import elements as gfm
+from marko.helpers import normalize_label
 from marko.parser import Parser
 from marko.source import Source
 
@@ -560,6 +561,10 @@ def _find_links_or_emphs(
             else:  # no span opens anywhere in this run of backticks (the pattern's lookbehind)
                 while i < n and text[i] == "`":
                     i += 1
+        elif (ch == "[" or ch == "!") and len(delimiters) <= _MAX_OPEN - 2 and (
+            (past := _past_wikilink(text, i, link_ref_defs)) is not None
+        ):
+            i = past
         elif ch == "]":
             node = inline_parser.look_for_image_or_link(text, delimiters, i, link_ref_defs, matches)
             if node:
@@ -581,6 +586,28 @@ def _find_links_or_emphs(
             i = d.end()
     inline_parser.process_emphasis(text, delimiters, None, matches)
     return matches
+
+
+def _past_wikilink(text: str, i: int, link_ref_defs: dict[str, tuple[str, str]]) -> int | None:
+    """Where the ``[[wikilink]]`` (or ``![[embed]]``) opening at ``text[i]`` ends, when marko's
+    search would leave no trace of it: its two brackets are pushed, and each ``]`` finds no
+    link and takes one away again, unless a link reference is named like it, a ``(`` or ``[``
+    follows it (then it is a link's text), or its text holds an escape, code or emphasis
+    marks. Then None, and the search reads it bracket by bracket, as marko does. Wikilinks
+    are most of a vault's brackets, and each cost two link look-ups."""
+    wiki = _WIKI.match(text, i)
+    if wiki is None:
+        return None
+    end = wiki.end()
+    inner = wiki.group(2)
+    if text[end : end + 1] in ("(", "[") or _NOT_INERT.search(inner) is not None:
+        return None
+    if link_ref_defs and normalize_label(inner) in link_ref_defs:
+        return None  # (``[inner]`` names none: a label holds no bracket unescaped)
+    return end
+
+
+_NOT_INERT = re.compile(r"[\\`*_]")
 
 
 # A line with its end. marko asks ``(?m)[^\n]*?$\n?`` of the line past the prefix, which
