@@ -115,6 +115,17 @@ def _wikilinks_among_links() -> list[str]:
             for wiki in wikis for tail in after for frame in frames for d in defs]  # fmt: skip
 
 
+def _fences() -> list[str]:
+    """Fenced code as ``syntax._fenced_code`` and marko read it: fences of both kinds and
+    lengths, indented, with info strings, closed or not, in a list or a quote."""
+    opens = ["```", "~~~", "````", " ```", "   ~~~ py x", "```a`", "```py {x}"]
+    bodies = ["", "a\n", " a\n  b\n", "\tc\n  \td\n", "\n\n", "```x\n", "~~~~ \n"]
+    closes = ["```", "~~~", "````", "    ```", " ``` ", "``", ""]
+    return [f"{where}{first}\n{body}{close}{after}"
+            for first in opens for body in bodies for close in closes
+            for where, after in (("", ""), ("", "\nz\n"), ("- ", "\n"), ("> ", ""))]  # fmt: skip
+
+
 def _list_like(rng: random.Random) -> str:
     def text() -> str:
         if rng.random() < 0.75:
@@ -137,7 +148,7 @@ def _list_like(rng: random.Random) -> str:
 
 
 # Each builds or skips what marko would, only sooner; off (returning None), marko does it.
-SHORT_WAYS = ("_simple_list", "_plain_block", "_past_wikilink")
+SHORT_WAYS = ("_simple_list", "_plain_block", "_past_wikilink", "_fenced_code")
 
 
 def differing(parser: object, texts: list[str]) -> tuple[list[str], dict[str, int]]:
@@ -175,14 +186,19 @@ def differing(parser: object, texts: list[str]) -> tuple[list[str], dict[str, in
     [pytest.param(False, id="generated"), pytest.param(True, id="vaults", marks=pytest.mark.e2e)],
 )
 def test_the_short_ways_build_what_marko_builds(vaults: bool) -> None:
-    """``syntax._simple_list`` and ``syntax._plain_block`` build simple lists, blank lines and
-    paragraphs without marko's per-line machinery, and ``syntax._past_wikilink`` passes over
+    """``syntax._simple_list``, ``syntax._plain_block`` and ``syntax._fenced_code`` build
+    simple lists, blank lines, paragraphs and fenced code without marko's per-line machinery,
+    and ``syntax._past_wikilink`` passes over
     a wikilink's brackets in the link search; the tree, every attribute of every element, is
     the one marko builds without them: on the spec examples and documents made up at random
     (or the three vaults)."""
     rng = random.Random(21)
     texts = _texts(True) if vaults else [ex.markdown for ex in examples()]
-    texts += [] if vaults else [*_wikilinks_among_links(), *(_list_like(rng) for _ in range(1500))]
+    texts += (
+        []
+        if vaults
+        else [*_wikilinks_among_links(), *_fences(), *(_list_like(rng) for _ in range(1500))]
+    )
     differ, taken = differing(syntax.new_parser(text_only_plain=True), texts)
     assert differ == []
     assert min(taken.values()) > 300  # every way was taken

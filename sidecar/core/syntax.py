@@ -533,6 +533,7 @@ class ListItem(block.ListItem):
 
 _MAX_OPEN = 64  # brackets open at once; no note nests links this deep
 _NEXT_DELIMITER = re.compile(r"[\\`\]\[!*_]")
+_DELIMITER = re.compile(r"(?:!?\[|\*+|_+)")
 _CODE = re.compile(r"(?<!`)(`+)(?!`)([\s\S]+?)(?<!`)\1(?!`)")
 
 
@@ -544,7 +545,6 @@ def _find_links_or_emphs(
     i = 0
     delimiters: list[inline_parser.Delimiter] = []
     matches: list[inline_parser.MatchObj] = []
-    delimiters_re = re.compile(r"(?:!?\[|\*+|_+)")
     n = len(text)
     while i < n:
         m = _NEXT_DELIMITER.search(text, i)
@@ -561,8 +561,10 @@ def _find_links_or_emphs(
             else:  # no span opens anywhere in this run of backticks (the pattern's lookbehind)
                 while i < n and text[i] == "`":
                     i += 1
-        elif (ch == "[" or ch == "!") and len(delimiters) <= _MAX_OPEN - 2 and (
-            (past := _past_wikilink(text, i, link_ref_defs)) is not None
+        elif (
+            (ch == "[" or ch == "!")
+            and len(delimiters) <= _MAX_OPEN - 2
+            and ((past := _past_wikilink(text, i, link_ref_defs)) is not None)
         ):
             i = past
         elif ch == "]":
@@ -573,7 +575,7 @@ def _find_links_or_emphs(
             else:
                 i += 1
         else:
-            d = delimiters_re.match(text, i)
+            d = _DELIMITER.match(text, i)
             if d is None:
                 i += 1
                 continue
@@ -974,6 +976,43 @@ _NEEDS = {
 }  # fmt: skip
 
 
+# marko's closing fence, compiled once (marko hands the string to ``re`` at every line).
+_CLOSING_FENCE = re.compile(r" {,3}(~+|`+)[^\n\S]*$", re.MULTILINE)
+
+
+def _fenced_code(source: Source) -> tuple[str, str, str] | None:
+    """At the document level, the fenced code block whose opening line marko has matched at
+    ``source.pos``, read as marko's ``FencedCode.parse`` reads it (to the closing fence or the
+    end, each line without the opening fence's indent), but without the containers' prefix
+    machinery for every line: there are none. None inside a container: marko reads it."""
+    if len(source._states) != 1:
+        return None
+    info = source.context.code_info
+    buf = source._buffer
+    size = len(buf)
+    pos = _LINE.match(buf, source.pos).end()  # type: ignore[union-attr]
+    lines = []
+    while pos < size:
+        line = _LINE.match(buf, pos).group()  # type: ignore[union-attr]
+        pos += len(line)
+        close = _CLOSING_FENCE.match(line)
+        if close is not None and info.leading in close.group(1):
+            break
+        cut = _match_prefix(info.prefix, line) if info.prefix else 0
+        lines.append(line[cut:] if cut >= 0 else line.lstrip())
+    source.pos = pos
+    source.match = None
+    return info.lang, info.extra, "".join(lines)
+
+
+class FencedCode(block.FencedCode):
+    override = True
+
+    @classmethod
+    def parse(cls, source: Source) -> tuple[str, str, str]:
+        return _fenced_code(source) or super().parse(source)
+
+
 class LinkRefDef(block.LinkRefDef):
     """marko's link reference definition, found by its bracket alone: marko's pattern (a
     bracket, then anything up to a blank line or the end) matches wherever a bracket opens
@@ -997,7 +1036,7 @@ class Table(gfm.Table):
 FAST_COMMONMARK: tuple[type[Any], ...] = (
     _fast_paragraph(block.Paragraph),
     _opens_with("#", block.Heading),
-    _opens_with("`~", block.FencedCode),
+    _opens_with("`~", FencedCode),
     _opens_with(" \t", block.CodeBlock, ""),  # four spaces or a tab in
     _opens_with("-_*", block.ThematicBreak, False),
     _opens_with("<", block.HTMLBlock, False),
