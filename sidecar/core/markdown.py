@@ -10,7 +10,6 @@ these: code, math, raw HTML, comments.
 from __future__ import annotations
 
 import bisect
-import enum
 import functools
 import html
 import re
@@ -41,26 +40,28 @@ _SKIP = (*_CODE_BLOCKS, inline.CodeSpan, syntax.Comment, syntax.InlineMath, synt
 _CONTEXT = (block.Paragraph, block.Heading, block.SetextHeading, gfm.TableRow)
 
 
-class _Kind(enum.Enum):
-    """What the walk does with an element, decided once per element type."""
+class _Kind:
+    """What the walk does with an element, decided once per element type. Plain numbers, not
+    an ``enum``: looking up an Enum member costs ~200 ns, and the walk compares a few for
+    every element of every note."""
 
-    PLAIN = enum.auto()  # nothing of its own: walk its children
-    TEXT = enum.auto()  # a run of text: no children to walk
-    SKIP = enum.auto()  # code, comments, math: nothing inside counts
-    HEADING = enum.auto()
-    CONTEXT = enum.auto()  # paragraph, table row: the context of the links in it
-    HTML = enum.auto()
-    AUTOLINK = enum.auto()
-    WIKILINK = enum.auto()
-    LINK = enum.auto()
-    IMAGE = enum.auto()
-    TAG = enum.auto()
-    BLOCK_ID = enum.auto()
+    PLAIN = 0  # nothing of its own: walk its children
+    TEXT = 1  # a run of text: no children to walk
+    SKIP = 2  # code, comments, math: nothing inside counts
+    HEADING = 3
+    CONTEXT = 4  # paragraph, table row: the context of the links in it
+    HTML = 5
+    AUTOLINK = 6
+    WIKILINK = 7
+    LINK = 8
+    IMAGE = 9
+    TAG = 10
+    BLOCK_ID = 11
 
 
 # The first entry a class is a subclass of gives its kind, in the order the tests once ran per
 # element (a Heading is also a context).
-_BY_CLASS: tuple[tuple[Any, _Kind], ...] = (
+_BY_CLASS: tuple[tuple[Any, int], ...] = (
     (_SKIP, _Kind.SKIP),
     (block.Heading | block.SetextHeading, _Kind.HEADING),
     (_CONTEXT, _Kind.CONTEXT),
@@ -74,13 +75,14 @@ _BY_CLASS: tuple[tuple[Any, _Kind], ...] = (
 )
 
 
-def _kind(cls: type[Any]) -> _Kind:
+def _kind(cls: type[Any]) -> int:
     if cls is inline.RawText:
         return _Kind.TEXT
     return next((kind for types, kind in _BY_CLASS if issubclass(cls, types)), _Kind.PLAIN)
 
 
-_KINDS: dict[type[Any], _Kind] = {}
+_KINDS: dict[type[Any], int] = {}
+_RAW_TEXT = inline.RawText
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,37 +194,37 @@ class _Reader:
         kind = _KINDS.get(type(el))
         if kind is None:
             kind = _KINDS[type(el)] = _kind(type(el))
-        if kind is _Kind.TEXT:
+        if kind == _Kind.TEXT:
             return
-        if kind is not _Kind.PLAIN:
-            if kind is _Kind.SKIP:
+        if kind != _Kind.PLAIN:
+            if kind == _Kind.SKIP:
                 if isinstance(el, inline.InlineElement) and el.source_span:
                     self.hidden.append(el.source_span)
                 return
-            if kind is _Kind.HEADING:
+            if kind == _Kind.HEADING:
                 if el.source_span:
                     self.headings.append(
                         Heading(el.level, plain(el.children), self.line(el.source_span[0]))
                     )
                 context = el
-            elif kind is _Kind.CONTEXT:
+            elif kind == _Kind.CONTEXT:
                 context = el
-            elif kind is _Kind.HTML:
+            elif kind == _Kind.HTML:
                 if el.source_span:
                     self.hidden.append(el.source_span)
                 self.html_links(el, context)
                 return
-            elif kind is _Kind.AUTOLINK:
+            elif kind == _Kind.AUTOLINK:
                 if el.source_span:
                     self.hidden.append(el.source_span)
-            elif kind is _Kind.WIKILINK:
+            elif kind == _Kind.WIKILINK:
                 self.add(wikilink(el.inner, el.embed, "link", 0, ""), el, context)
                 if el.source_span:
                     self.hidden.append(el.source_span)
                     self.spans.append(el.source_span)
                 return
-            elif kind is _Kind.LINK or kind is _Kind.IMAGE:
-                image = kind is _Kind.IMAGE
+            elif kind == _Kind.LINK or kind == _Kind.IMAGE:
+                image = kind == _Kind.IMAGE
                 self.add(markdown_link(html.unescape(el.dest), plain(el.children), image),
                          el, context)  # fmt: skip
                 if el.source_span:
@@ -230,14 +232,15 @@ class _Reader:
                     self.spans.append(el.source_span)
                 if image:
                     return  # an image's description is its alt text: a link in it is no link
-            elif kind is _Kind.TAG:
+            elif kind == _Kind.TAG:
                 self.tags.setdefault(el.name, None)
-            elif kind is _Kind.BLOCK_ID:
+            elif kind == _Kind.BLOCK_ID:
                 self.block_ids.setdefault(el.name, None)
         children = getattr(el, "children", None)
         if isinstance(children, list):
             for child in children:
-                self.visit(child, context)
+                if type(child) is not _RAW_TEXT:  # most children: nothing to walk
+                    self.visit(child, context)
 
     def html_links(self, el: Any, context: Any) -> None:
         """Raw HTML is rendered as written: its ``<a href>`` and ``<img src>`` are links (and
