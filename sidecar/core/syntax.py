@@ -933,8 +933,14 @@ class FastParser(Parser):
             )
             element.inline_body = ""
             element._inline_positions = None
-            return
-        super().parse_inline(element, source)
+        elif body:  # marko's ``parse_inline``, its walk over the blocks calling this one
+            element.children = self._parse_inline(body, source, element._inline_positions)
+            element.inline_body = ""
+            element._inline_positions = None
+        else:
+            for child in element.children:
+                if isinstance(child, block.BlockElement):
+                    self.parse_inline(child, source)
 
     def _parse_inline(self, text: str, source: Source, positions: Any = None) -> Any:
         """marko's ``inline_parser.parse`` with ``_find_links_or_emphs`` in its place, and
@@ -972,7 +978,8 @@ def _flat(positions: Any) -> Any:
 # The character each inline element's pattern cannot match without.
 _NEEDS = {
     "CodeSpan": "`", "InlineHTML": "<", "AutoLink": "<", "Literal": "\\", "LineBreak": "\n",
-    "Strikethrough": "~", "FootnoteRef": "[^", "WikiLink": "[[",
+    "Strikethrough": "~", "FootnoteRef": "[^", "WikiLink": "[[", "Tag": "#", "BlockId": "^",
+    "Comment": "%%", "Highlight": "==", "InlineMath": "$",
 }  # fmt: skip
 
 
