@@ -87,7 +87,7 @@ _PIECES = ["- ", "* ", "+ ", "1. ", "2. ", "1) ", "10. ", "-  ", "-    ", "-    
            "**b**", "* *", "_i_", "___", "#", "# h", "#tag", "`c`", "```", "~~~", "~~s~~",
            "$m$", "$$", "%%", "==h==", "===", "---", ":--|--", "a | b", "|", "<div>", "> q",
            "1.5", "\u00a0", "\\", "x  ", "[[x]](u)", "[[x]][a]", "[[x]][]", "[[a*b]]",
-           "[[a_b_]]", "[[c`]]", "[[a\\]]", "[[[x]]]", "]]", "[x|y]: /d", "![[e]](u)", "!",
+           "[[a_b_]]", "[[c`]]", "[[a\\]]", "[[[x]]]", "]]", "[x|y]: /d", "![[e]](u)", "!", "[r\\[]: /u", "[x\\]]: /u", "[x [y]: /u",
            ""]  # fmt: skip
 _WORDS = ["alpha", "beta", "[[x|y]]", "[a](b)", "**b**", "`c`", "d", "#tag", "x | y", "![[e]]",
           "[[x]]", "*a", "[b"]  # fmt: skip
@@ -202,6 +202,14 @@ def test_the_short_ways_build_what_marko_builds(vaults: bool) -> None:
     differ, taken = differing(syntax.new_parser(text_only_plain=True), texts)
     assert differ == []
     assert min(taken.values()) > 300  # every way was taken
+
+
+def test_a_definition_whose_label_holds_an_escaped_bracket_is_one_in_a_list_item() -> None:
+    """``[ref\\[]: /uri`` is a link reference definition (a label may hold an escaped
+    bracket), in a list item too: the simple list took that item for a paragraph, and the
+    reference to it resolved to nothing."""
+    text = "- a\n- [ref\\[]: /uri\n\n[x][ref\\[]\n"
+    assert [link.target for link in parse_note("n.md", text, "").links] == ["/uri"]
 
 
 @pytest.mark.parametrize(

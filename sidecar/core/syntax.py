@@ -363,10 +363,12 @@ def _opens_block(text: str) -> bool:
     if first == "[":  # a link, a wikilink, a task box: not a definition (``[label]: dest``)
         if text.startswith("[[") or _TASK.match(text):
             return False
-        close, inner = text.find("]", 1), text.find("[", 1)
-        if inner > 0 and (close < 0 or inner < close):
-            return False  # a label holds no bracket
-        return close < 0 or "\\" in text[:close] or text[close + 1 : close + 2] == ":"
+        close = text.find("]", 1)
+        if close < 0 or "\\" in text[:close]:
+            return True  # a label may go on to the next line, or hold an escaped bracket
+        if "[" in text[1:close]:
+            return False  # a label holds no bracket unescaped
+        return text[close + 1 : close + 2] == ":"
     if first in "*_":  # emphasis: a bullet or a thematic break are made of marks alone
         return text[1:2].isspace() or _WORD.search(text) is None
     if first == "#":
@@ -781,6 +783,7 @@ _INDEXED = re.compile(r"[\[<#^`%$]")
 # A paragraph's first line that nothing else can be: up to three spaces, then a character no
 # other block opens with (a line with a pipe might head a table).
 _PLAIN_FIRST = re.compile(r" {0,3}[^\s#`~>\-*_+0-9<%$\[=|][^|\n]*(?:\n|\Z)")
+_FIRST_LINE = re.compile(r" {0,3}(\S[^|\n]*)(?:\n|\Z)")
 _SHORT_BLANK = re.compile(r" {0,3}\n")
 _HASH_FIRST = re.compile(r" {0,3}#")
 
@@ -817,8 +820,10 @@ def _plain_block(parser: Parser, source: Source) -> Any:
             element.source_span = (start, found.end())
             return element
     first = _PLAIN_FIRST.match(buf, start)
-    if first is None:
-        return None
+    if first is None:  # a line opening with a link, code, emphasis, a tag: a paragraph too
+        first = _FIRST_LINE.match(buf, start)
+        if first is None or _opens_block(first.group(1)):
+            return None
     paragraph: Any = parser.block_elements["Paragraph"]
     lines = [first.group()]
     starts = [start]
