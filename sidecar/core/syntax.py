@@ -783,7 +783,7 @@ _INDEXED = re.compile(r"[\[<#^`%$]")
 # A paragraph's first line that nothing else can be: up to three spaces, then a character no
 # other block opens with (a line with a pipe might head a table).
 _PLAIN_FIRST = re.compile(r" {0,3}[^\s#`~>\-*_+0-9<%$\[=|][^|\n]*(?:\n|\Z)")
-_FIRST_LINE = re.compile(r" {0,3}(\S[^|\n]*)(?:\n|\Z)")
+_FIRST_LINE = re.compile(r" {0,3}(\S[^\n]*)(?:\n|\Z)")
 _SHORT_BLANK = re.compile(r" {0,3}\n")
 _HASH_FIRST = re.compile(r" {0,3}#")
 
@@ -824,6 +824,11 @@ def _plain_block(parser: Parser, source: Source) -> Any:
         first = _FIRST_LINE.match(buf, start)
         if first is None or _opens_block(first.group(1)):
             return None
+        if "|" in first.group(1):  # a table's header row, if a delimiter row follows: marko
+            # takes any line for one whose cells each start with ``:?-`` (``- a`` too)
+            below = _LINE.match(buf, first.end()).group()  # type: ignore[union-attr]
+            if below.strip()[:1] in ("|", ":", "-"):
+                return None
     paragraph: Any = parser.block_elements["Paragraph"]
     lines = [first.group()]
     starts = [start]
