@@ -247,6 +247,19 @@ def test_idle_compaction_indexes_the_notes_by_path_and_later_rows_are_still_foun
     ]
 
 
+def test_compaction_leaves_the_caches_without_the_files_it_replaced(store: Services) -> None:
+    """Each save makes table versions, and each query caches what it read of them; a
+    compaction replaces those files, and what the caches held of them goes too."""
+    for i in range(4):
+        save(store, "Third.md", f"# Third\n\nEdit {i} of the part about storage.\n")
+        assert store.search.search(Query("storage", mode="lexical"))["results"]
+    before = store.store.cache_bytes()
+    store.compact()
+    assert store.search.search(Query("storage", mode="lexical"))["results"]
+    assert store.store.cache_bytes() < before
+    assert store.memory.entries()["entries"] == []  # the memory table, through the new session
+
+
 def test_a_vector_computed_while_its_chunk_changed_never_reaches_the_new_text(
     store: Services,
 ) -> None:

@@ -244,12 +244,18 @@ class Services:
         dropped = self.store.drop_unused_vectors()
         ensure_fts_index(self.store)
         self.store.optimize(self.retain)
+        self._reconnect()
         return dropped
+
+    def _reconnect(self) -> None:
+        """The tables through a fresh LanceDB session (``IndexStore.reconnect``)."""
+        self.store.reconnect()
+        self.memory.index.table.reopen(self.store.db)
 
     def reload(self) -> None:
         """Load the index as a restart would, after another process (the daemon's bulk-index
         child, holding the lent writer lock) rewrote the store."""
-        self.store.refresh()
+        self._reconnect()
         self.state.reload(*_read_index(self.store, self.vectors, self.embedder.model_id))
         self.meta = read_json(self.files, "meta.json", {})
         self._meta_unsaved = False  # the child's is newer

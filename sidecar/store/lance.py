@@ -183,9 +183,21 @@ class IndexStore:
             self._drop("edges")  # version 2 kept them in a table of their own
         if "vectors" not in existing:
             self.db.create_table("vectors", schema=_tagged(wanted, "vectors"))
+        self._open_three()
+
+    def _open_three(self) -> None:
         self.notes, self.chunks, self.vectors = (
             self.db.open_table(n) for n in ("notes", "chunks", "vectors")
         )
+
+    def reconnect(self) -> None:
+        """Go on in a fresh session, at the tables' latest versions: after a compaction (the
+        caches still held the files it replaced), and after another process (the daemon's
+        bulk-index child) committed."""
+        self.session, self.db = self._connect()
+        self._open_three()
+        self.fts_ready = False  # look again: the child may have built it
+        self._no_vectors = None  # and it may have embedded
 
     def _usable(self, name: str, schema: pa.Schema) -> bool:
         try:
@@ -458,13 +470,6 @@ class IndexStore:
         for batch in _batches(paths, 500):
             self.chunks.delete(_in_list("path", batch))
             self.notes.delete(_in_list("path", batch))
-
-    def refresh(self) -> None:
-        """See what another process (the daemon's bulk-index child) committed meanwhile."""
-        for table in (self.notes, self.chunks, self.vectors):
-            table.checkout_latest()
-        self.fts_ready = False  # look again: the child may have built it
-        self._no_vectors = None  # and it may have embedded
 
     def optimize(self, keep: dt.timedelta) -> None:
         """Compact every table, fold new rows into its indexes and delete the files of

@@ -71,6 +71,10 @@ class MemoryTable:
         except (OSError, ValueError, RuntimeError) as exc:
             raise StoreError(f"cannot open the memory table: {exc}") from exc
 
+    def reopen(self, db: Any) -> None:
+        """The table through another connection (``IndexStore.reconnect``'s)."""
+        self.table = db.open_table("memory")
+
     def _stale(self, table: Any) -> bool:
         meta = table.schema.metadata or {}
         same = table.schema.remove_metadata().equals(self.schema.remove_metadata())
