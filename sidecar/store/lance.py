@@ -117,6 +117,7 @@ def _in_list(column: str, values: Sequence[str]) -> str:
 
 Vectors = NDArray[np.float32]
 T = TypeVar("T")
+S = TypeVar("S", bound=str)  # a shared string keeps its type (a link's state)
 
 
 def native(table: Any) -> Any:
@@ -572,8 +573,8 @@ def _links_json(links: Iterable[LinkRef]) -> str:
 class _Share(dict[str, str]):
     """``share(s)`` returns the first string equal to ``s`` seen by this table."""
 
-    def __call__(self, s: str) -> str:
-        return self.setdefault(s, s)
+    def __call__(self, s: S) -> S:
+        return cast(S, self.setdefault(s, s))
 
     def opt(self, s: str | None) -> str | None:
         return None if s is None else self.setdefault(s, s)
@@ -603,7 +604,9 @@ def _note_from_row(row: dict[str, Any], share: _Share) -> NoteRecord:
         tags=tuple(map(share, row["tags"] or ())),
         frontmatter=share.deep(json.loads(row["frontmatter"] or "{}")),
         frontmatter_error=row["frontmatter_error"],
-        headings=tuple(Heading(h[0], h[1], h[2]) for h in json.loads(row["headings"] or "[]")),
+        headings=tuple(
+            Heading(h[0], share(h[1]), h[2]) for h in json.loads(row["headings"] or "[]")
+        ),
         block_ids=tuple(row["block_ids"] or ()),
         links=tuple(
             _link_from_list(x, share, context=False) for x in json.loads(row["links"] or "[]")
@@ -636,9 +639,8 @@ def _edge_list(e: Edge) -> list[Any]:
 
 
 def _edge_from_list(source: str, e: list[Any], share: _Share) -> Edge:
-    # rows written by one earlier version lack the context slot
-    target, raw, relation, text, wikilink, embed, line, anchor, *_, state, candidates = e
+    target, raw, relation, text, wikilink, embed, line, anchor, _, state, candidates = e
     return Edge(
         source, share.opt(target), share(raw), share(relation), share(text), wikilink, embed,
-        line, share(anchor), state, tuple(map(share, candidates)),
+        line, share(anchor), share(state), tuple(map(share, candidates)),
     )  # fmt: skip
