@@ -16,6 +16,7 @@ every line; ``tests/test_syntax.py`` compares its trees with marko's, attribute 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from marko import block, inline, inline_parser
@@ -252,22 +253,29 @@ def _fast_paragraph(base: type[Any]) -> type[Any]:
 
 class Paragraph(gfm.Paragraph):
     """GFM's paragraph (marko's, then a task item's ``[ ]`` taken off), its source offsets
-    kept as a plain list (see ``_flat``) instead of marko's map, built and sliced in Python
-    for every paragraph."""
+    kept as a plain list or range (see ``_flat``) instead of marko's map, built and sliced in
+    Python for every paragraph."""
 
     override = True
 
     def __init__(self, lines: list[str]) -> None:
-        body = "".join(line.lstrip() for line in lines).rstrip("\n")
+        starts = getattr(lines, "line_starts", None)
+        offsets: Sequence[int] | None = None
+        if len(lines) == 1:  # most paragraphs (a list item's): the offsets are one range
+            text = lines[0].lstrip()
+            body = text.rstrip("\n")
+            if starts is not None:
+                begin = starts[0] + len(lines[0]) - len(text)
+                self._inline_positions = offsets = range(begin, begin + len(body))
+        else:
+            body = "".join(line.lstrip() for line in lines).rstrip("\n")
+            if starts is not None:
+                flat: list[int] = []
+                for line, base in zip(lines, starts, strict=False):
+                    flat.extend(range(base + len(line) - len(line.lstrip()), base + len(line)))
+                self._inline_positions = offsets = flat[: len(body)]
         self.inline_body = body
         self._tight = False
-        starts = getattr(lines, "line_starts", None)
-        offsets: list[int] | None = None
-        if starts is not None:
-            offsets = []
-            for line, base in zip(lines, starts, strict=False):
-                offsets.extend(range(base + len(line) - len(line.lstrip()), base + len(line)))
-            self._inline_positions = offsets = offsets[: len(body)]
         task = self._task_list_item_pattern.match(body)
         if task:
             self.checked = task.group(1)[1:-1].lower() == "x"
