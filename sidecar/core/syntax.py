@@ -319,8 +319,14 @@ class List(block.List):
         with source.under_state(state):
             while not source.exhausted:
                 item_start = source._current_pos
+                at = source.pos
                 if item.match(source):
                     el: Any = item.parse(source)
+                    if source.pos == at:
+                        # An item that consumed nothing would be matched here again, forever
+                        # (marko 2.2.4: ``-\t  > q``, a quote its item's prefix cannot hold):
+                        # the list ends before it.
+                        break
                     if not isinstance(el, block.BlockElement):
                         el = item(el)
                     el.source_span = (item_start, source.pos)
@@ -865,6 +871,19 @@ def _plain_block(parser: Parser, source: Source) -> Any:
     return para
 
 
+def _line_as_paragraph(parser: Parser, source: Source) -> Any:
+    """The line at ``source.pos`` as a paragraph, for a line no block consumes."""
+    buf = source._buffer
+    start = source.pos
+    line = _LINE.match(buf, start).group()  # type: ignore[union-attr]
+    paragraph: Any = parser.block_elements["Paragraph"]
+    para = paragraph(block._ParsedLines([line], [start]))
+    para.source_span = (start, start + len(line))
+    source.pos = start + len(line)
+    source.match = None
+    return para
+
+
 class FastParser(Parser):
     #: Leave a paragraph or table cell without any of ``_INDEXED`` as one run of text (its
     #: emphasis unparsed): what the index reads of it is the same, and rendering it is not
@@ -910,8 +929,11 @@ class FastParser(Parser):
             if source.pos == at:
                 # A block that consumed nothing would be matched here again, forever (marko
                 # 2.2.4: a footnote definition tab-indented in an empty list item): the
-                # container ends, and the blocks around it read the line.
-                break
+                # container ends, and the blocks around it read the line. The document
+                # reads it as a paragraph of its own, its links still links.
+                if not top:
+                    break
+                ast[-1] = _line_as_paragraph(self, source)
         return ast
 
     def _candidates(self, first: str | None) -> list[Any]:
