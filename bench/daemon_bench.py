@@ -25,7 +25,9 @@ VmRSS. Prints Markdown.
 compares two commits instead: ``/tmp/old`` is a checkout of the older one (with a ``.venv``,
 or a link to one). The vault is indexed and embedded once, by this tree's daemon, and copied;
 then both daemons serve their copy at once, with the end-of-write rule, and the saves alternate
-between them in blocks of four. Only the save figures are printed. ``--keep DIR --saves 0``
+between them in blocks of four. Only the save figures are printed, then each daemon's slowest
+saves with the machine's CPU pressure during each (``/proc/pressure/cpu``): on shared cores
+a tail is often someone else's burst. ``--keep DIR --saves 0``
 indexes and embeds the vault into DIR, so that a run with ``--keep DIR`` holds the benchmark
 lock only for the saves.
 """
@@ -49,7 +51,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from genvault import generate
-from machine import describe, pct
+from machine import cpu_stall_us, describe, pct
 from scale import SETTLED, proc_stat, wait_settled
 
 from tests.daemon_harness import RunningDaemon, daemon_env, start
@@ -74,11 +76,13 @@ def set_mode(d: RunningDaemon, close_events: str) -> None:
 
 
 def one_save(d: RunningDaemon, c: Any, events: Events, rel: str, pattern: str, word: str,
-             mode: str) -> tuple[float, float]:  # fmt: skip
+             mode: str) -> tuple[float, float, float | None]:  # fmt: skip
     """Milliseconds from the start of the save to index.changed, and to the first ``mode``
-    search that finds the note."""
+    search that finds the note; and the machine's CPU pressure meanwhile (the share of that
+    time some runnable task waited for a core), to tell a slow save from a busy machine."""
     path = d.vault / rel
     text = path.read_text("utf-8")
+    stalled = cpu_stall_us()
     started = time.perf_counter()
     PATTERNS[pattern](path, f"{text}\n{word} appended for the benchmark\n")
     for _name, params in events:
@@ -88,7 +92,10 @@ def one_save(d: RunningDaemon, c: Any, events: Events, rel: str, pattern: str, w
     while True:
         hits = c.call("search", {"query": word, "mode": mode, "limit": 10})["results"]
         if any(h["path"] == rel for h in hits):
-            return 1000 * (changed - started), 1000 * (time.perf_counter() - started)
+            took = time.perf_counter() - started
+            now = cpu_stall_us()
+            pressure = None if stalled is None or now is None else (now - stalled) / 1e6 / took
+            return 1000 * (changed - started), 1000 * took, pressure
         if time.perf_counter() - started > 60:
             raise AssertionError(f"{pattern} save of {rel}: not found by {mode}: {hits}")
         time.sleep(0.005)
@@ -109,10 +116,11 @@ def probe(block: int, i: int) -> str:
     return SEARCHES[(block // 2 + i) % 2]
 
 
-def record(runs: Runs, key: tuple[str, str], mode: str, times: tuple[float, float]) -> None:
+def record(runs: Runs, key: tuple[str, str], mode: str,
+           times: tuple[float, float, float | None]) -> None:  # fmt: skip
     """``runs[key]``: (index.changed, found by lexical, found by hybrid), the mode not asked
     left None."""
-    changed, found = times
+    changed, found, _ = times
     runs.setdefault(key, []).append(
         (changed, found if mode == "lexical" else None, found if mode == "hybrid" else None)
     )
@@ -145,6 +153,7 @@ def compare(args: argparse.Namespace, state: Path, vault: Path) -> None:
     rng = random.Random(5)
     load = [os.getloadavg()[0]]
     runs: Runs = {}
+    saves: list[tuple[str, str, str, tuple[float, float, float | None]]] = []
     try:
         with contextlib.ExitStack() as stack:
             clients = {k: stack.enter_context(d.client()) for k, d in daemons.items()}
@@ -158,6 +167,7 @@ def compare(args: argparse.Namespace, state: Path, vault: Path) -> None:
                     times = one_save(daemons[name], clients[name], events[name], rel, pattern,
                                      word, mode)  # fmt: skip
                     record(runs, (name, pattern), mode, times)
+                    saves.append((name, pattern, mode, times))
                     time.sleep(0.4)
                 load.append(os.getloadavg()[0])
                 vectors_in(clients[name])
@@ -166,6 +176,7 @@ def compare(args: argparse.Namespace, state: Path, vault: Path) -> None:
             d.stop()
     header(args, status, sum(len(v) for v in runs.values()), load, None)
     table(list(daemons), runs)
+    slowest(list(daemons), saves)
 
 
 def header(args: argparse.Namespace, status: dict[str, Any], saves: int, load: list[float],
@@ -194,6 +205,22 @@ def table(rules: list[str], runs: Runs) -> None:
         if every:
             print(f"| **{rule}** | **all** | {len(every)} | "
                   + " | ".join(f"**{c}**" for c in cells(every)) + " |")  # fmt: skip
+
+
+def slowest(rules: list[str], saves: list[tuple[str, str, str, tuple[float, float, float | None]]],
+            n: int = 4) -> None:  # fmt: skip
+    """Each daemon's slowest saves, with the CPU pressure during each and the median one."""
+    print("\n| rule | slowest saves: pattern, search, -> `index.changed` / -> found (CPU pressure) "
+          "| median CPU pressure over its saves |")  # fmt: skip
+    print("|---|---|---|")
+    for rule in rules:
+        mine = [s for s in saves if s[0] == rule]
+        pressures = [p for s in mine if (p := s[3][2]) is not None]
+        worst = sorted(mine, key=lambda s: -s[3][1])[:n]
+        cells = "; ".join(f"{s[1]}, {s[2]}, {s[3][0]:.0f} / {s[3][1]:.0f} ms"
+                          + (f" ({s[3][2]:.0%})" if s[3][2] is not None else "") for s in worst)  # fmt: skip
+        median = f"{statistics.median(pressures):.0%}" if pressures else "-"
+        print(f"| {rule} | {cells} | {median} |")
 
 
 def cells(r: list[tuple[float, float | None, float | None]]) -> list[str]:

@@ -36,6 +36,16 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def cpu_stall_us() -> int | None:
+    """Microseconds that runnable tasks have waited for a CPU since boot (the kernel's pressure
+    stall information, ``some total``), or None where the kernel has none."""
+    try:
+        line = Path("/proc/pressure/cpu").read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return None
+    return int(line.rsplit("total=", 1)[1])
+
+
 def status_mib(pid: int, field: str = "VmRSS") -> float:
     """A size from /proc/PID/status in MiB: VmRSS (resident now) or VmHWM (its peak so far)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
