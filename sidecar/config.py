@@ -50,6 +50,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("watch.rescan_minutes", 60, "How often the daemon reconciles the index with the "
             "disk (inotify can overflow silently); 0 turns it off."),
     Setting("daemon.compact_idle_seconds", 60, "Compact the index after this long without writes."),
+    Setting("daemon.compact_saves", 32, "After this many saves, compact the chunks table once the "
+            "daemon has been quiet for 2 s (each save adds a fragment that every search pays "
+            "for); a save or a query stops it. 0: only the idle compaction."),
     Setting("daemon.bulk_index_notes", 2000, "At start-up, index this many changed notes or more "
             "in a child process, so the daemon's heap stays as small as after a restart (0: never)."),
     Setting("daemon.stop_seconds", 5, "On SIGTERM, how long queued writes may take to finish; "

@@ -370,3 +370,27 @@ def test_an_edge_row_keeps_its_old_context_slot() -> None:
     a = _edge_from_list("A.md", with_slot, _Share())
     assert a.target == "B.md" and a.line == 3 and a.state == "valid"
     assert _edge_list(a)[8] == "" and len(_edge_list(a)) == len(with_slot)
+
+
+def test_a_compaction_of_the_chunks_table_told_to_give_way_commits_nothing(
+    store: Services,
+) -> None:
+    for i in range(6):  # a fragment each (a note saved again drops its last one)
+        save(store, f"n{i}.md", f"# Note {i}\n\nA new note: editword{i}.\n")
+    chunks = store.store.chunks
+
+    def fragments() -> int:
+        return int(chunks.stats()["fragment_stats"]["num_fragments"])
+
+    many, version = fragments(), chunks.version
+    assert many >= 6
+    assert store.compact_chunks(lambda: True) is False  # a save waits: it stops at once
+    assert fragments() == many and chunks.version == version
+    lexical = Query("editword5", mode="lexical")
+    assert [h["path"] for h in store.search.search(lexical)["results"]] == ["n5.md"]
+    save(store, "n5.md", "# Note 5\n\nSaved again: editword6.\n")  # writes go on
+    assert store.compact_chunks(lambda: False) is True
+    assert fragments() <= 2
+    lexical = Query("editword6", mode="lexical")
+    assert [h["path"] for h in store.search.search(lexical)["results"]] == ["n5.md"]
+    assert not store.search.search(Query("editword5", mode="lexical"))["results"]

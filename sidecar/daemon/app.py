@@ -56,6 +56,8 @@ RELEASE_AFTER_SECONDS = 5  # quiet this long after a burst of work: give its mem
 QUERY_GRACE_S = 0.02
 QUERIES_FIRST_CAP_S = 0.15
 EMBED_WAIT_CAP = 5  # saves that never pause still get their vectors, after 5 embed delays
+CHUNKS_QUIET_S = 2.0  # no write and no request for this long: the chunks table may be compacted
+# (doubled after each compaction that had to give way, up to 8 times)
 
 
 def warm(services: Services) -> None:
@@ -119,6 +121,8 @@ class Daemon:
         self.embed_batch = 256
         self.embed_delay = 1.0
         self._saved = False  # a save woke the embedding: hold it back for the person's query
+        self._saves_uncompacted = 0  # saves since the chunks table was last compacted
+        self._chunks_stops = 0  # compactions of it stopped since: each doubles the quiet wanted
         self.embed_progress = EmbedProgress()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._child: subprocess.Popen[str] | None = None  # the bulk-index child, while it runs
@@ -336,6 +340,7 @@ class Daemon:
         # The start-up reconcile is not a save: nobody is about to query a note just written,
         # and recall finds no note until the vectors are in.
         self._saved = self._saved or paths is not None
+        self._saves_uncompacted += paths is not None
         self._embed_wake.set()
         return True
 
@@ -468,6 +473,34 @@ class Daemon:
         if self.writer.writes_since_compact and idle >= limit and not self.writer.busy:
             await self._compact_now()
             self.writer.writes_since_compact = 0
+            self._saves_uncompacted = 0
+
+    async def _compact_chunks(self) -> None:
+        """After ``daemon.compact_saves`` saves, compact the chunks table in a quiet moment: a
+        person editing never leaves the idle compaction's minute, and each save's fragment
+        slows every search, read by id and delete after it. It gives way to a save or a
+        query (``_give_way``) and is tried again in a quiet moment twice as long (at 10k
+        notes it takes ~1 s, which people editing may never leave it)."""
+        wanted = int(self.settings["daemon.compact_saves"])
+        last = max(self.writer.last_write, self._last_request)
+        quiet = time.monotonic() - last >= CHUNKS_QUIET_S * 2 ** min(self._chunks_stops, 3)
+        if not wanted or self._saves_uncompacted < wanted or not quiet or not self.runtime["ready"]:
+            return
+        if self.writer.busy or self.writer.pending:
+            return
+        t0, saves = time.monotonic(), self._saves_uncompacted
+        ran = await self.writer.submit(
+            lambda: self.services.compact_chunks(self._give_way), counts_as_write=False
+        )
+        if ran:
+            self._saves_uncompacted -= saves  # those that came meanwhile still count
+        self._chunks_stops = 0 if ran else self._chunks_stops + 1
+        _log.info("chunks table %s after %.2f s (%d saves)",
+                  "compacted" if ran else "compaction stopped for a save or a query",
+                  time.monotonic() - t0, saves)  # fmt: skip
+
+    def _give_way(self) -> bool:  # the writer's thread, while it compacts the chunks table
+        return bool(self.writer.pending or self.debouncer.waiting or self.queries.running)
 
     def _schedule(self) -> None:
         guard = self.supervisor.guard
@@ -476,6 +509,8 @@ class Daemon:
         idle = int(self.settings["daemon.compact_idle_seconds"])
         self.scheduler.add_job(guard("compaction", self._compact), "interval",
                                seconds=max(1, min(30, idle)), id="compact")  # fmt: skip
+        self.scheduler.add_job(guard("chunks compaction", self._compact_chunks), "interval",
+                               seconds=1, id="compact-chunks")  # fmt: skip
         memory = MemoryJobs(self.services, self.writer, self.server.notify, self.supervisor)
         self.scheduler.add_job(guard("memory", memory.tick), "interval", seconds=1, id="memory")
         self.scheduler.add_job(guard("lint", self._lint),

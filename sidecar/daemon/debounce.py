@@ -56,6 +56,11 @@ class Debouncer:
             self.add("")
 
     @property
+    def waiting(self) -> int:
+        """Paths (or a rescan) waiting to be reindexed."""
+        return len(self._due)
+
+    @property
     def bursting(self) -> bool:
         return len(self._due) > BURST
 

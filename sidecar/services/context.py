@@ -252,6 +252,11 @@ class Services:
         self.store.reconnect()
         self.memory.index.table.reopen(self.store.db)
 
+    def compact_chunks(self, give_way: Callable[[], bool]) -> bool:
+        """Compact the chunks table unless ``give_way()`` turns true first (``IndexStore.
+        compact_chunks``); True if it ran to the end. In the writer's turn."""
+        return self.store.compact_chunks(self.retain, give_way)
+
     def reload(self) -> None:
         """Load the index as a restart would, after another process (the daemon's bulk-index
         child, holding the lent writer lock) rewrote the store."""
