@@ -309,9 +309,7 @@ class VectorIndex:
                         np.intp)  # fmt: skip
         if len(rows) == 0:
             return []
-        scores = (self._matrix[rows].astype(np.float32) @ query.astype(np.float32)) * self._scale[
-            rows
-        ]
+        scores = self._vectors(rows) @ query.astype(np.float32)
         order = np.argsort(-scores, kind="stable")[:k]
         return [
             (self._chunk_id(int(rows[i])), self._path[rows[i]], float(scores[i])) for i in order
