@@ -186,7 +186,7 @@ def test_saves_are_compacted_in_the_next_quiet_moment_not_after_a_minute(tmp_pat
             tried = [line for line in d.log_text().splitlines() if "chunks table" in line]
             assert time.monotonic() < deadline, f"{chunk_fragments(d)} fragments; {tried}"
             time.sleep(0.2)
-        assert "chunks table compacted" in d.log_text()
+        d.wait_for_log("chunks table compacted", timeout=15)  # logged just after the commit
         assert all(found(d, f"savedword{i}") == {f"Saved {i}.md"} for i in range(4))
         in_place(d.vault / "Saved 3.md", "# Saved\n\nafterword\n")
         changes.until("Saved 3.md")
