@@ -12,22 +12,17 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from sidecar.config import Settings
 from sidecar.errors import DaemonUnreachable
+from sidecar.transports.client import Client
 
 if TYPE_CHECKING:
     from sidecar.transports.unix_client import RpcClient
 
 Notice = Callable[[str], None]
 AUTOSTART_SECONDS = 600  # a first index of a big vault; the daemon's progress is in its log
-
-
-class Client(Protocol):
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any: ...
-
-    def close(self) -> None: ...
 
 
 class SocketClient:

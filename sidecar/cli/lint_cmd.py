@@ -19,9 +19,10 @@ from typing import Any
 import click
 
 from sidecar.cli.base import fail as _fail
-from sidecar.cli.client import Client, connect
+from sidecar.cli.client import connect
 from sidecar.config import find_vault, load_settings
 from sidecar.errors import SidecarError, UsageError
+from sidecar.transports.client import Client
 
 # core.lint_format.FORMATS, spelled out: importing it loads every rule (tests check they agree)
 FORMATS = ("text", "json", "sarif", "markdown")

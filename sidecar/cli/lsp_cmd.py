@@ -17,7 +17,8 @@ from sidecar.transports.unix_path import find_daemon, socket_path_for
 
 if TYPE_CHECKING:
     from sidecar.lsp.uris import Root
-    from sidecar.lsp.vault import Client, Vault
+    from sidecar.lsp.vault import Vault
+    from sidecar.transports.client import Client
 
 
 @click.command()

@@ -10,19 +10,14 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from sidecar.errors import DaemonUnreachable
 from sidecar.lsp.names import Names
 from sidecar.lsp.uris import Root
+from sidecar.transports.client import Client, Reconnecting
 
 log = logging.getLogger(__name__)
-
-
-class Client(Protocol):
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any: ...
-
-    def close(self) -> None: ...
 
 
 class Vault:
@@ -37,20 +32,11 @@ class Vault:
         self.root = root
         self._connect = connect
         self.start = start  # starts its daemon and waits until it serves (progress lines)
-        self._client: Client | None = None
+        self._conn = Reconnecting(connect)
         self._names = Names()
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        try:
-            return self._current().call(method, params)
-        except DaemonUnreachable:
-            self.close()
-            return self._current().call(method, params)
-
-    def _current(self) -> Client:
-        if self._client is None:
-            self._client = self._connect()
-        return self._client
+        return self._conn.call(method, params)
 
     def probe(self) -> str:
         """``ready``, ``indexing`` (serving, first index pass not done) or ``down``; on a
@@ -68,9 +54,7 @@ class Vault:
         return "ready" if ready else "indexing"
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        self._conn.close()
 
     def names(self) -> Names:
         """The names, refreshed when the index changed (one small call when it did not)."""

@@ -25,10 +25,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import IO, Any, Protocol
+from typing import IO, Any
 
 from sidecar import __version__
-from sidecar.errors import DaemonUnreachable, MethodNotFound, SidecarError, UsageError
+from sidecar.errors import MethodNotFound, SidecarError, UsageError
+from sidecar.transports.client import Client, Reconnecting
 from sidecar.transports.jsonrpc import handle_line
 from sidecar.transports.mcp_pages import MAX_REPLY_CHARS, Pages
 from sidecar.transports.mcp_render import render
@@ -51,12 +52,6 @@ REAP_SECONDS = 5.0
 _log = logging.getLogger(__name__)
 
 
-class Client(Protocol):
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any: ...
-
-    def close(self) -> None: ...
-
-
 class Backend:
     """One client at a time, used by one call at a time (neither client is thread-safe).
 
@@ -66,9 +61,8 @@ class Backend:
     """
 
     def __init__(self, connect: Callable[[], Client], idle_seconds: float = 30.0) -> None:
-        self._connect = connect
         self._idle = idle_seconds
-        self._client: Client | None = None
+        self._conn = Reconnecting(connect)
         self._lock = threading.Lock()
         self._last = time.monotonic()
 
@@ -76,32 +70,18 @@ class Backend:
         with self._lock:
             self._last = time.monotonic()
             try:
-                return self._current().call(method, params)
-            except DaemonUnreachable:
-                self._drop()
-                return self._current().call(method, params)
+                return self._conn.call(method, params)
             finally:
                 self._last = time.monotonic()
 
     def release_idle(self) -> None:
         with self._lock:
-            if self._client is not None and time.monotonic() - self._last >= self._idle:
-                self._drop()
+            if time.monotonic() - self._last >= self._idle:  # a no-op when none is open
+                self._conn.close()
 
     def close(self) -> None:
         with self._lock:
-            self._drop()
-
-    def _current(self) -> Client:
-        if self._client is None:
-            self._client = self._connect()
-        return self._client
-
-    def _drop(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            with contextlib.suppress(Exception):
-                client.close()
+            self._conn.close()
 
 
 class McpServer:
