@@ -14,7 +14,6 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
-from types import TracebackType
 
 from sidecar.errors import StoreError, StoreLocked
 from sidecar.store.files import Beneath
@@ -89,10 +88,5 @@ class WriterLock:
     def __enter__(self) -> WriterLock:
         return self.acquire()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()

@@ -13,7 +13,6 @@ import socket
 from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from sidecar.errors import DaemonUnreachable, error_from_dict
@@ -86,12 +85,7 @@ class RpcClient:
     def __enter__(self) -> RpcClient:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _notifications_until(self, timeout: float | None) -> Iterator[tuple[str, dict[str, Any]]]:
