@@ -56,9 +56,8 @@ class IndexState:
     def facts(self, taxonomy: Taxonomy) -> Facts:
         """The typed facts of every edge (call holding ``lock``; treat them as read-only).
 
-        Built once (215 ms at 10k notes), then patched by ``apply`` for the sources that
-        changed: ``graph.traverse`` used to rebuild them on every call (80 ms at p95 on a
-        1k-note generated vault, bench/scale.py). A changed taxonomy (config reload) rebuilds."""
+        Built once, then patched by ``apply`` for the sources that changed, so that
+        ``graph.traverse`` need not rebuild them. A changed taxonomy (config reload) rebuilds."""
         if self._facts is None or self._facts.taxonomy != taxonomy:
             self._facts = Facts(self.graph.edges(), taxonomy)
         return self._facts

@@ -33,14 +33,12 @@ class Hit:
 
 def ensure_fts_index(store: IndexStore) -> None:
     """The FTS index, and B-trees on chunk_id (result rows are fetched by id) and on path
-    (re-indexing a note reads, deletes and reloads its chunks by path: without the index each
-    of those scanned the whole table; one-note re-index at 100k notes took 317 ms at p50, 71
-    ms with it, bench/scale.py). An index a store made by an older version lacks is added
-    here.
+    (re-indexing a note reads, deletes and reloads its chunks by path; without the index each
+    of those scans the whole table). An index a store made by an older version lacks is added.
 
     Built by the first search, which in the daemon runs on a worker thread: concurrent first
-    searches used to create it at once and all but one failed with a LanceDB commit conflict
-    (found by the load test), so creation is serialised and re-checked under a lock.
+    searches would each create it and all but one fail with a LanceDB commit conflict, so
+    creation is serialised and re-checked under a lock.
 
     Once the index exists the store remembers it (``fts_ready``): listing indices and counting
     rows on every search cost 2-3 ms of a 10k-note lexical query (``--profile``)."""
