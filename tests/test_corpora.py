@@ -26,8 +26,11 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Service
 
 
 def ratio(report: dict) -> float:  # type: ignore[type-arg]
+    """Of the links to notes: the corpora carry no attachment files (ATTRIBUTION.md), so every
+    embed of an image is broken, and says nothing of how notes resolve."""
     links = report["links"]
-    return links["resolved"] / (links["resolved"] + links["broken"])  # ambiguous names resolve
+    broken = links["broken"] - links["attachments_missing"]
+    return links["resolved"] / (links["resolved"] + broken)  # ambiguous names resolve
 
 
 def test_dendron_resolves_at_least_90_percent(indexed) -> None:  # type: ignore[no-untyped-def]

@@ -32,7 +32,7 @@ def test_cold_then_nothing_to_do(make_vault: VaultFactory, open_services: Open) 
     first = s.reindex()
     assert (first.notes, first.parsed, first.changed) == (3, 3, 3)
     assert first.links == {"total": 5, "resolved": 4, "broken": 1, "ambiguous": 0,
-                           "attachments": 0, "self": 0}  # fmt: skip
+                           "attachments": 0, "attachments_missing": 0, "self": 0}  # fmt: skip
     again = s.reindex()
     assert (again.parsed, again.changed, again.deleted, again.touched) == (0, 0, 0, 0)
 

@@ -93,7 +93,11 @@ def test_tasks_docs_every_heading_anchor_resolves(
     anchored = [x for n in services.state.notes.values() for x in n.links if x.anchor]
     assert len(anchored) > 100  # headings with ':' '?' '(' and emoji among them
     assert by_rule(report, "broken_anchor") == []
-    assert by_rule(report, "dangling_target") == []
+    # Every dangling target is one of the docs' 129 image embeds: the corpus carries no images
+    # (ATTRIBUTION.md), so Obsidian would show each unresolved too. No note link dangles.
+    dangling = by_rule(report, "dangling_target")
+    assert len(dangling) == 129
+    assert all(f.detail.endswith("is a missing attachment (no such file)") for f in dangling)
     selfs = by_rule(report, "self_edge")
     assert len(selfs) == 7 and all(f.relation == "link" for f in selfs)
 

@@ -1,7 +1,7 @@
 from typing import Any
 
 from sidecar.core.model import LinkRef
-from sidecar.core.resolve import Catalog, NoteKey, resolve_links
+from sidecar.core.resolve import Catalog, NoteKey, Resolution, resolve_links
 from sidecar.services.lint import run_lint
 
 NOTES = [
@@ -48,7 +48,12 @@ def test_ambiguous_basename_goes_where_obsidian_goes_then_narrowed_by_folder() -
 
 def test_broken_attachment_self() -> None:
     assert resolve(wl("Nowhere")) == (None, "broken")
-    assert resolve(wl("diagram.png")) == (None, "attachment")
+    # an attachment naming no file in the vault is broken, as Obsidian shows it unresolved
+    assert resolve(wl("diagram.png")) == (None, "broken")
+    with_file = Catalog.build(NOTES, ["img/diagram.png"])
+    assert with_file.resolve(wl("diagram.png"), "Home.md") == Resolution(
+        "img/diagram.png", "attachment"
+    )
     assert resolve(wl("Home")) == ("Home.md", "self")
 
 

@@ -31,7 +31,8 @@ def fmt_index(r: dict[str, Any]) -> str:
         f"({r['changed']} changed, {r['deleted']} deleted, {r['renamed']} renamed) "
         f"{took(r)}",
         f"links: {links.get('resolved', 0)} resolved, {links.get('broken', 0)} broken, "
-        f"{links.get('ambiguous', 0)} ambiguous, {links.get('attachments', 0)} attachments",
+        f"{links.get('ambiguous', 0)} ambiguous, {links.get('attachments', 0)} attachments "
+        f"({links.get('attachments_missing', 0)} missing, counted as broken)",
     ]
     lines += _listed([f"error: {e['path']}: {e['error']}" for e in r.get("errors", [])], "errors")
     lines += _listed([f"warning: {w['path']}: {w['warning']}" for w in r.get("warnings", [])],
@@ -70,6 +71,10 @@ def fmt_status(r: dict[str, Any]) -> str:
         f"notes:   {r['notes']}   chunks: {r['chunks']}   waiting for vectors: {r['pending']}",
         f"model:   {r['model']}   last indexed: {r['last_indexed'] or 'never'}",
     ]
+    if links := r.get("links"):
+        lines.append(f"links:   {links.get('resolved', 0)} resolved, {links.get('broken', 0)} "
+                     f"broken; attachments: {links.get('attachments', 0)} found, "
+                     f"{links.get('attachments_missing', 0)} missing")  # fmt: skip
     obsidian = r.get("obsidian") or {}
     if obsidian.get("app_json"):
         excluded = ", ".join(obsidian.get("userIgnoreFilters") or []) or "none"

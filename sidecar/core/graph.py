@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sidecar.core.model import Edge
+from sidecar.core.resolve import missing_attachment
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,7 @@ class Graph:
     def _add(self, edge: Edge) -> None:
         self.states[edge.state] += 1
         self.states["ambiguous"] += bool(edge.candidates)  # resolved as Obsidian does, but shared
+        self.states["attachment_missing"] += missing_attachment(edge)
         self.out.setdefault(edge.source, []).append(edge)
         if edge.state == "valid" and edge.target is not None:
             self.inc.setdefault(edge.target, []).append(edge)
@@ -43,6 +45,7 @@ class Graph:
         for old in self.out.pop(source, []):
             self.states[old.state] -= 1
             self.states["ambiguous"] -= bool(old.candidates)
+            self.states["attachment_missing"] -= missing_attachment(old)
             if old.state == "valid" and old.target is not None:
                 incoming = self.inc.get(old.target, [])
                 if old in incoming:

@@ -79,7 +79,7 @@ RULES: tuple[Rule, ...] = (
     Rule("contradictory_pair", "error", "A supersedes B and B supersedes A (in either "
          "spelling).", "Keep one direction: the newer note supersedes the older.",
          r.contradictory_pair),
-    Rule("dangling_target", "warning", "A link or relation names a note that does not exist.",
+    Rule("dangling_target", "warning", "A link or relation names a note or file that does not exist.",
          "Create the note, or correct the link.", r.dangling_target),
     Rule("ambiguous_link", "warning", "A link matches several notes by name; it goes where Obsidian goes.",
          "Write the folder path, e.g. `[[folder/Name]]`.", r.ambiguous_link),

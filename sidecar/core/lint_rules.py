@@ -27,7 +27,7 @@ from sidecar.core.fix import basename_counts, link_name
 from sidecar.core.graph import Graph
 from sidecar.core.model import Edge, NoteRecord
 from sidecar.core.relations import DEPENDS_ON, LINK, SUPERSEDES, Taxonomy
-from sidecar.core.resolve import Catalog, NoteKey
+from sidecar.core.resolve import Catalog, NoteKey, missing_attachment
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +130,9 @@ def unknown_relation(ctx: Context) -> Iterator[Hit]:
     names = ctx.taxonomy.names()
     for e in ctx.edges():
         key = (e.source, e.relation)
-        if key in seen or e.state == "attachment" or ctx.taxonomy.is_known(e.relation):
+        if key in seen or e.state == "attachment" or missing_attachment(e):
+            continue  # a property naming a file (``cover: [[poster.jpg]]``) is no relation
+        if ctx.taxonomy.is_known(e.relation):
             continue
         seen.add(key)
         close = difflib.get_close_matches(e.relation, names, n=1, cutoff=0.75)
@@ -143,7 +145,9 @@ def unknown_relation(ctx: Context) -> Iterator[Hit]:
 def dangling_target(ctx: Context) -> Iterator[Hit]:
     for e in ctx.edges():
         if e.state == "broken":
-            yield Hit(e.source, e.line, f"{e.relation} target '{e.raw}' matches no note",
+            what = "is a missing attachment (no such file)" if missing_attachment(e) else (
+                "matches no note")  # fmt: skip
+            yield Hit(e.source, e.line, f"{e.relation} target '{e.raw}' {what}",
                       e.raw, e.relation)  # fmt: skip
 
 

@@ -6,6 +6,12 @@ path suffix written in the link; if that still leaves several, the link goes whe
 goes (``obsidian_choice``) and keeps its candidates, so lint still reports it as ambiguous. Markdown links resolve relative to the source's
 folder first, then from the vault root. Dendron writes ``[[Label|note.name]]`` (label first): when
 the written target does not resolve and the label does, the label is the target.
+
+A link to an attachment (``![[diagram.png]]``, ``![](img/a.png)``) resolves as Obsidian resolves
+any file link: the path as written (a Markdown link's relative to its note's folder first), else
+the file name anywhere in the vault. A name several files share goes to the one in Obsidian's
+attachment folder (``attachmentFolderPath``), else as a note's would (``obsidian_choice``). A
+found attachment keeps state ``attachment`` with its path; one naming no file is ``broken``.
 """
 
 from __future__ import annotations
@@ -96,13 +102,38 @@ class Catalog:
     basenames: dict[str, list[str]] = field(default_factory=dict)
     names: dict[str, list[str]] = field(default_factory=dict)
     exact: set[str] = field(default_factory=set)
+    files: dict[str, str] = field(default_factory=dict)  # attachment paths, by lowercase path
+    file_names: dict[str, list[str]] = field(default_factory=dict)  # ... by lowercase name
+    attachment_folder: str | None = None  # Obsidian's ``attachmentFolderPath``
 
     @classmethod
-    def build(cls, notes: Iterable[NoteKey]) -> Catalog:
-        cat = cls()
+    def build(
+        cls, notes: Iterable[NoteKey], attachments: Iterable[str] = (),
+        attachment_folder: str | None = None,
+    ) -> Catalog:  # fmt: skip
+        cat = cls(attachment_folder=attachment_folder)
         for note in notes:
             cat.add(note)
+        for path in attachments:
+            cat.add_file(path)
         return cat
+
+    def add_file(self, path: str) -> None:
+        # Two paths differing only in case: the path lookup finds the first sorted.
+        key = _nfc(path).lower()
+        self.files[key] = min(path, self.files.get(key, path))
+        names = self.file_names.setdefault(file_name_key(path), [])
+        if path not in names:
+            names.append(path)
+
+    def remove_file(self, path: str) -> None:
+        key = _nfc(path).lower()
+        _discard(self.file_names, file_name_key(path), path)
+        if self.files.get(key) == path:
+            del self.files[key]
+            for other in self.file_names.get(file_name_key(path), []):
+                if _nfc(other).lower() == key:
+                    self.add_file(other)
 
     def add(self, note: NoteKey) -> None:
         self.exact.add(note.path)
@@ -123,7 +154,7 @@ class Catalog:
 
     def resolve(self, link: LinkRef, source: str) -> Resolution:
         first = self._resolve_target(link, link.target, source)
-        if first.state in ("valid", "self") or not link.label or not link.wikilink:
+        if first.state in ("valid", "self", "attachment") or not link.label or not link.wikilink:
             return first
         name = link.label.partition("#")[0]
         swapped = self._resolve_target(link, name, source) if name.strip() else first
@@ -135,7 +166,7 @@ class Catalog:
         target = _nfc(target.strip().replace("\\", "/"))
         ext = posixpath.splitext(target)[1].lower()
         if ext in ATTACHMENT_EXTENSIONS and not self._is_dotted_note(target):
-            return Resolution(None, "attachment")
+            return self._attachment(link, target, source)
         found = self._by_markdown_path(target, source) if link.markdown else None
         if found is None:
             found = self._by_name(target, source)
@@ -147,6 +178,36 @@ class Catalog:
         """``dendron.topic.lookup`` has an "extension" but names a note."""
         key = target.lower().lstrip("/")
         return key in self.paths or posixpath.basename(key) in self.basenames
+
+    def _attachment(self, link: LinkRef, target: str, source: str) -> Resolution:
+        written = target.lstrip("/").lower()
+        named = self.file_names.get(posixpath.basename(written), [])
+        bases = (_nfc(posixpath.dirname(source)).lower(), "") if link.markdown else ("",)
+        for base in bases:
+            joined = posixpath.normpath(posixpath.join(base, written))
+            # As for notes (``_by_name``): a bare name several files share is a name, even
+            # when one of them lies at the vault root.
+            shared = not base and "/" not in joined and len(named) > 1
+            if not joined.startswith("../") and joined in self.files and not shared:
+                return Resolution(self.files[joined], "attachment")
+        pool = [p for p in named if ("/" + _nfc(p).lower()).endswith("/" + written)] or named
+        if not pool:
+            return Resolution(None, "broken")
+        folder = self._attachment_folder(source)
+        preferred = [p for p in pool if posixpath.dirname(p) == folder]
+        return Resolution(obsidian_choice(preferred or pool, source), "attachment")
+
+    def _attachment_folder(self, source: str) -> str | None:
+        """Where Obsidian puts a new attachment of ``source``: a vault folder, or with ``./``
+        one relative to the note's folder (``./`` itself is the note's folder)."""
+        setting = self.attachment_folder
+        if setting is None:
+            return None
+        if setting == "." or setting.startswith("./"):
+            folder = posixpath.normpath(posixpath.join(posixpath.dirname(source), setting))
+        else:
+            folder = posixpath.normpath(setting.strip("/") or ".")
+        return "" if folder == "." else folder
 
     def _by_markdown_path(self, target: str, source: str) -> Resolution | None:
         folder = _nfc(posixpath.dirname(source))
@@ -201,6 +262,22 @@ def obsidian_choice(candidates: Iterable[str], source: str) -> str:
 def lookup_keys(note: NoteKey) -> set[str]:
     """The lowercase names under which links can find this note (see ``link_keys``)."""
     return {posixpath.basename(_strip_ext(_nfc(note.path))).lower(), *_names(note)}
+
+
+def names_attachment(target: str) -> bool:
+    """Whether a link's target, as written, names an attachment file rather than a note."""
+    return posixpath.splitext(target.strip())[1].lower() in ATTACHMENT_EXTENSIONS
+
+
+def missing_attachment(edge: Edge) -> bool:
+    """Whether a broken edge names an attachment file (``![[gone.png]]``), not a note."""
+    name = edge.raw.removesuffix(f"#{edge.anchor}") if edge.anchor else edge.raw
+    return edge.state == "broken" and names_attachment(name)
+
+
+def file_name_key(path: str) -> str:
+    """The lowercase name under which links find an attachment file (one of ``link_keys``)."""
+    return posixpath.basename(_nfc(path)).lower()
 
 
 def link_keys(link: LinkRef) -> set[str]:

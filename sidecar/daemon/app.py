@@ -269,7 +269,8 @@ class Daemon:
             return
         if rel in RULE_FILES:
             self._loop.call_soon_threadsafe(self._rules_changed)
-        elif self.services.vault.is_note(rel):
+        elif self.services.vault.is_note(rel) or self.services.vault.is_attachment(rel):
+            # an attachment coming or going fixes or breaks the links that name it
             self._loop.call_soon_threadsafe(self._touch, rel, kind)
 
     def _rules_changed(self) -> None:

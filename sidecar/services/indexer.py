@@ -18,7 +18,7 @@ from sidecar.core.note import content_hash
 from sidecar.core.plan import Candidates, Indexed, candidates, classify
 from sidecar.profiling import profile_as
 from sidecar.services.parse_worker import parse_all
-from sidecar.services.state import IndexState
+from sidecar.services.state import FileChange, IndexState
 from sidecar.store.lance import IndexStore
 from sidecar.store.vaultfs import NoteFile, Vault
 
@@ -98,7 +98,8 @@ class Indexer:
         report = IndexReport()
         scope_set = frozenset(scope) if scope is not None else None
         full = full or (self.stale and scope is None)
-        disk, indexed, cand = self._candidates(full, scope_set)
+        disk, indexed, cand, listing = self._candidates(full, scope_set)
+        file_change = self._file_change(scope_set, listing)
         files: dict[str, NoteFile] = {}
         gone = list(cand.gone)
         failures = dict(self.failures)
@@ -128,7 +129,7 @@ class Indexer:
             if searchable is not None and (plan.parse or plan.delete):
                 searchable(list(plan.parse), list(plan.delete))
 
-        report.hashes = self._write(parsed, records, plan.delete, told)
+        report.hashes = self._write(parsed, records, plan.delete, told, file_change)
         report.lines = {n.path: [(c.start_line, c.end_line) for c in n.chunks] for n in parsed}
         report.named = {n.path for n in parsed if n.chunks and is_properties(n.chunks[-1].chunk_id)}
         for note in parsed:
@@ -157,24 +158,28 @@ class Indexer:
 
     def backlog(self) -> int:
         """How many notes a full run would read or drop: one scan of file stats, no reads."""
-        _, _, cand = self._candidates(self.stale, None)
+        cand = self._candidates(self.stale, None)[2]
         return len(cand.to_read) + len(cand.gone)
 
     def _candidates(
         self, full: bool, scope: frozenset[str] | None
-    ) -> tuple[dict[str, tuple[int, int]], dict[str, Indexed], Candidates]:
-        """Files on disk, what the index knows of them, and which to read or drop."""
-        disk = self._disk(scope)
+    ) -> tuple[dict[str, tuple[int, int]], dict[str, Indexed], Candidates, set[str] | None]:
+        """Notes on disk, what the index knows of them, which to read or drop, and (after a
+        full scan) the attachment files."""
+        disk, listing = self._disk(scope)
         with self.state.lock:  # a watcher batch looks only at its own paths: O(batch), not O(vault)
             notes = self.state.notes
             paths = notes.keys() if scope is None else scope & notes.keys()
             indexed = {p: Indexed(notes[p].mtime_ns, notes[p].size, notes[p].content_hash)
                        for p in paths}  # fmt: skip
-        return disk, indexed, candidates(disk, indexed, full=full, scope=scope)
+        return disk, indexed, candidates(disk, indexed, full=full, scope=scope), listing
 
-    def _disk(self, scope: frozenset[str] | None) -> dict[str, tuple[int, int]]:
+    def _disk(
+        self, scope: frozenset[str] | None
+    ) -> tuple[dict[str, tuple[int, int]], set[str] | None]:
         if scope is None:
-            return {p: (s.mtime_ns, s.size) for p, s in self.vault.scan().items()}
+            notes, attachments = self.vault.scan_all()
+            return {p: (s.mtime_ns, s.size) for p, s in notes.items()}, attachments
         out = {}
         for path in scope:
             if not self.vault.is_note(path) or not self.vault.inside(path):
@@ -184,7 +189,22 @@ class Indexer:
             except OSError:
                 continue
             out[path] = (st.st_mtime_ns, st.st_size)
-        return out
+        return out, None
+
+    def _file_change(self, scope: frozenset[str] | None, listing: set[str] | None) -> FileChange:
+        """Which attachment files came or went: all of them after a full scan (or the first
+        run, when none are known yet), else the batch's own paths."""
+        folder = self.vault.obsidian.attachment_folder
+        with self.state.lock:
+            known = set(self.state.catalog.files.values())
+            listed = self.state.files_listed
+        if listing is None and not listed:
+            listing = self.vault.scan_all()[1]
+        if listing is not None:
+            return FileChange(frozenset(listing - known), frozenset(known - listing), folder, True)
+        assert scope is not None
+        here = {p for p in scope if self.vault.attachment_exists(p)}
+        return FileChange(frozenset(here - known), frozenset((scope & known) - here), folder)
 
     def _parse(
         self,
@@ -214,6 +234,7 @@ class Indexer:
         records: list[NoteRecord],
         deletes: Iterable[str],
         searchable: Callable[[], None],
+        file_change: FileChange | None = None,
     ) -> dict[str, list[str]]:
         """Chunks first, each note's row last: the row lists the hashes of the chunks it was
         written with, so a ``kill -9`` in between leaves rows that disagree with their chunks,
@@ -232,7 +253,7 @@ class Indexer:
                 [c for n in parsed for c in n.chunks], sorted(known), deletes, keys
             )
             with self.state.lock:
-                changed_edges = self.state.apply(records, deletes)
+                changed_edges = self.state.apply(records, deletes, file_change)
                 written = {r.path for r in records}
                 rewired = [self.state.notes[s] for s in changed_edges
                            if s not in written and s in self.state.notes]  # fmt: skip

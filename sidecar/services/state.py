@@ -9,17 +9,35 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from sidecar.core.facts import Facts
 from sidecar.core.graph import Graph
 from sidecar.core.model import Edge, NoteRecord
 from sidecar.core.relations import Taxonomy
-from sidecar.core.resolve import Catalog, NoteKey, link_keys, lookup_keys, resolve_links
+from sidecar.core.resolve import (
+    Catalog,
+    NoteKey,
+    file_name_key,
+    link_keys,
+    lookup_keys,
+    resolve_links,
+)
 from sidecar.core.title_match import TitleMatcher
 
 
 def note_key(note: NoteRecord) -> NoteKey:
     return NoteKey(note.path, note.aliases, note.note_id)
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """Attachment files that appeared or went, and Obsidian's attachment folder setting."""
+
+    added: frozenset[str] = frozenset()
+    gone: frozenset[str] = frozenset()
+    folder: str | None = None
+    listed: bool = False  # a full listing: the catalog now knows every attachment
 
 
 class IndexState:
@@ -30,6 +48,7 @@ class IndexState:
     def __init__(self, notes: dict[str, NoteRecord], edges: Iterable[Edge]) -> None:
         self.lock = threading.RLock()
         self.version = 0  # bumped by every apply, so caches derived from notes know to rebuild
+        self.files_listed = False  # whether the catalog knows the vault's attachment files
         self._build(notes, edges)
 
     def reload(self, notes: dict[str, NoteRecord], edges: Iterable[Edge]) -> None:
@@ -40,7 +59,10 @@ class IndexState:
 
     def _build(self, notes: dict[str, NoteRecord], edges: Iterable[Edge]) -> None:
         self.notes = notes
-        self.catalog = Catalog.build(note_key(n) for n in notes.values())
+        # Attachment paths are not stored: a reload keeps the ones the last scan listed.
+        old = getattr(self, "catalog", None)
+        files, folder = (old.files.values(), old.attachment_folder) if old else ((), None)
+        self.catalog = Catalog.build((note_key(n) for n in notes.values()), files, folder)
         self.graph = Graph(notes.keys(), edges)
         self._facts: Facts | None = None  # built on first use, then kept up to date by apply
         self._titles: TitleMatcher | None = None  # likewise
@@ -86,10 +108,13 @@ class IndexState:
                     if sources is not None:
                         sources.discard(note.path)
 
-    def apply(self, upserts: Iterable[NoteRecord], deletes: Iterable[str]) -> dict[str, list[Edge]]:
-        """Take changed and deleted notes in; return the new edges of every source that changed."""
+    def apply(
+        self, upserts: Iterable[NoteRecord], deletes: Iterable[str], files: FileChange | None = None
+    ) -> dict[str, list[Edge]]:
+        """Take changed and deleted notes (and attachment files) in; return the new edges of
+        every source that changed."""
         self.version += 1
-        touched_keys: set[str] = set()
+        touched_keys: set[str] = set() if files is None else self._apply_files(files)
         affected: set[str] = set()
         dropped: set[str] = set()
         for path in deletes:
@@ -135,6 +160,21 @@ class IndexState:
             self._facts.replace(sources, [e for es in changed.values() for e in es])
         return changed
 
+    def _apply_files(self, files: FileChange) -> set[str]:
+        """The lookup names of the attachments that came or went: a link naming one of them
+        resolves differently now, as a link to a new note does."""
+        cat = self.catalog
+        touched = {file_name_key(p) for p in files.added | files.gone}
+        for path in files.gone:
+            cat.remove_file(path)
+        for path in files.added:
+            cat.add_file(path)
+        if files.folder != cat.attachment_folder:  # every shared name may now go elsewhere
+            touched |= cat.file_names.keys()
+            cat.attachment_folder = files.folder
+        self.files_listed = self.files_listed or files.listed
+        return touched
+
     def link_stats(self) -> dict[str, int]:
         c = self.graph.states
         return {
@@ -142,6 +182,7 @@ class IndexState:
             "resolved": c["valid"],  # ambiguous names included: they resolve as in Obsidian
             "broken": c["broken"],
             "ambiguous": c["ambiguous"],
-            "attachments": c["attachment"],
+            "attachments": c["attachment"],  # links to a file found in the vault
+            "attachments_missing": c["attachment_missing"],  # of the broken, those to a file
             "self": c["self"],
         }

@@ -5,7 +5,9 @@ write tools), which goes through ``Beneath``: never through a symlink, always at
 The scan never follows symlinked folders (no loops, nothing outside the vault), skips hidden
 folders, ``.obsidian/``, ``.trash/``, ``.git/`` and whatever a gitignore-style ``.sidecarignore``
 names, and the files Obsidian's "Excluded files" setting names (``obsidian.py``). Reads refuse binary files and files over a size cap with a clear reason instead of an
-exception, so one bad file never stops an index run.
+exception, so one bad file never stops an index run. The same walk lists the attachment files
+(images, PDFs, canvases: ``ATTACHMENT_EXTENSIONS``) by path only, so links to them can be checked;
+their bytes are never read.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import posixpath
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -20,6 +23,7 @@ from pathlib import Path
 
 import pathspec
 
+from sidecar.core.resolve import ATTACHMENT_EXTENSIONS
 from sidecar.errors import PathOutsideVault
 from sidecar.store.files import Beneath, is_our_temp_name
 from sidecar.store.obsidian import APP_JSON, ObsidianSettings
@@ -84,19 +88,47 @@ class Vault:
             return False
         return not self._excluded(rel)
 
+    def is_attachment(self, rel: str) -> bool:
+        """A file a link may name that is not a note, under the notes' ignore rules."""
+        if posixpath.splitext(rel)[1].lower() not in ATTACHMENT_EXTENSIONS:
+            return False
+        return not any(p.startswith(".") for p in rel.split("/")) and not self._excluded(rel)
+
     def scan(self) -> dict[str, FileStat]:
         """Every indexable note, by vault-relative path, with its mtime and size."""
-        out: dict[str, FileStat] = {}
+        return self.scan_all()[0]
+
+    def scan_all(self) -> tuple[dict[str, FileStat], set[str]]:
+        """One walk: the notes (as ``scan``) and the paths of the attachment files."""
+        notes: dict[str, FileStat] = {}
+        attachments: set[str] = set()
         for rel, entry in self._files():
-            if entry.name.startswith(".") or not self.is_note(rel):
+            if entry.name.startswith("."):
+                continue
+            note = self.is_note(rel)
+            if not note and not self.is_attachment(rel):
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if stat.S_ISREG(st.st_mode):
-                out[rel] = FileStat(st.st_mtime_ns, st.st_size)
-        return out
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if note:
+                notes[rel] = FileStat(st.st_mtime_ns, st.st_size)
+            else:
+                attachments.add(rel)
+        return notes, attachments
+
+    def attachment_exists(self, rel: str) -> bool:
+        """Whether a watcher event's path is an attachment file now (a regular file reached
+        without a symlinked folder, as the scan would list it)."""
+        if not self.is_attachment(rel) or not self.inside(rel):
+            return False
+        try:
+            return stat.S_ISREG(os.lstat(self.root / rel).st_mode)
+        except OSError:
+            return False
 
     def remove_stray_temps(self) -> int:
         """Remove the temp files a kill -9 left mid-write of a note (only our own marked names).
