@@ -126,6 +126,9 @@ class Catalog:
         if path not in names:
             names.append(path)
 
+    def has_file(self, path: str) -> bool:
+        return path in self.file_names.get(file_name_key(path), ())
+
     def remove_file(self, path: str) -> None:
         key = _nfc(path).lower()
         _discard(self.file_names, file_name_key(path), path)

@@ -196,15 +196,18 @@ class Indexer:
         run, when none are known yet), else the batch's own paths."""
         folder = self.vault.obsidian.attachment_folder
         with self.state.lock:
-            known = set(self.state.catalog.files.values())
             listed = self.state.files_listed
         if listing is None and not listed:
             listing = self.vault.scan_all()[1]
+        with self.state.lock:  # a batch copies only its own paths, not every attachment's
+            cat = self.state.catalog
+            known = set(cat.files.values()) if listing is not None else {
+                p for p in scope or () if cat.has_file(p)}  # fmt: skip
         if listing is not None:
             return FileChange(frozenset(listing - known), frozenset(known - listing), folder, True)
         assert scope is not None
         here = {p for p in scope if self.vault.attachment_exists(p)}
-        return FileChange(frozenset(here - known), frozenset((scope & known) - here), folder)
+        return FileChange(frozenset(here - known), frozenset(known - here), folder)
 
     def _parse(
         self,
