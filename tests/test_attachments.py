@@ -60,6 +60,7 @@ def test_by_relative_path_by_name_anywhere_and_missing(
     assert links["My diagram.png"] == ("Projects/My diagram.png", "attachment")
     assert outgoing(s, "Root")["My diagram.png"] == ("My diagram.png", "attachment")
     assert report.links["broken"] == 1 and report.links["attachments"] == 5
+    assert report.links["attachments_missing"] == 1 and report.links["total"] == 6  # 5 + Root
 
 
 def test_a_missing_attachment_is_linted_as_one(

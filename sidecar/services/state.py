@@ -178,7 +178,7 @@ class IndexState:
     def link_stats(self) -> dict[str, int]:
         c = self.graph.states
         return {
-            "total": sum(c.values()),
+            "total": sum(c.values()) - c["attachment_missing"],  # a subset of the broken
             "resolved": c["valid"],  # ambiguous names included: they resolve as in Obsidian
             "broken": c["broken"],
             "ambiguous": c["ambiguous"],
