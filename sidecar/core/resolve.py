@@ -274,8 +274,9 @@ def names_attachment(target: str) -> bool:
 
 def missing_attachment(edge: Edge) -> bool:
     """Whether a broken edge names an attachment file (``![[gone.png]]``), not a note."""
-    name = edge.raw.removesuffix(f"#{edge.anchor}") if edge.anchor else edge.raw
-    return edge.state == "broken" and names_attachment(name)
+    if edge.state != "broken":  # every edge passes here when the graph loads: the cheap test first
+        return False
+    return names_attachment(edge.raw.removesuffix(f"#{edge.anchor}") if edge.anchor else edge.raw)
 
 
 def file_name_key(path: str) -> str:
