@@ -217,3 +217,23 @@ def test_paths_differing_only_in_case_are_both_files(
     s.reindex()
     # both links now name one file: one edge, as for two links to one note
     assert outgoing(s, "Note") == {"pic.png": ("assets/pic.png", "attachment")}
+
+
+def test_a_file_deleted_while_no_process_watched_is_missing_at_the_next_run(
+    make_vault: VaultFactory, tmp_path: Path
+) -> None:
+    """Attachment paths are not stored: the next process's first scan must re-check the stored
+    edges that name files, though no note changed (``sidecar index`` run twice in-process)."""
+    vault = make_vault({"Trip (Kyoto).md": "# Trip\n\n![[photo 1.png]]\n", "Pics/photo 1.png": PNG})
+    data = tmp_path / "data-kept"
+    first = Services.open(vault, data)
+    first.reindex()
+    first.close()
+    (vault / "Pics" / "photo 1.png").unlink()
+    again = Services.open(vault, data)
+    try:
+        report = again.reindex()
+        assert outgoing(again, "Trip (Kyoto).md")["photo 1.png"] == (None, "broken")
+        assert report.links["attachments_missing"] == 1
+    finally:
+        again.close()

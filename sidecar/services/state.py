@@ -21,6 +21,7 @@ from sidecar.core.resolve import (
     file_name_key,
     link_keys,
     lookup_keys,
+    missing_attachment,
     resolve_links,
 )
 from sidecar.core.title_match import TitleMatcher
@@ -172,6 +173,11 @@ class IndexState:
         if files.folder != cat.attachment_folder:  # every shared name may now go elsewhere
             touched |= cat.file_names.keys()
             cat.attachment_folder = files.folder
+        if files.listed and not self.files_listed:
+            # This process's first listing: edges stored by an earlier one may name files that
+            # came or went while no process watched (attachment paths are not stored).
+            touched |= {file_name_key(e.raw) for e in self.graph.edges()
+                        if e.state == "attachment" or missing_attachment(e)}  # fmt: skip
         self.files_listed = self.files_listed or files.listed
         return touched
 
