@@ -69,9 +69,10 @@ def test_a_missing_attachment_is_linted_as_one(
     s = open_services(make_vault(NOTES))
     s.reindex()
     hits = [f for f in run_lint(s.state).findings if f.rule == "dangling_target"]
-    assert [(f.note, f.detail) for f in hits] == [(
+    assert [(f.note, f.detail, f.fix) for f in hits] == [(
         "Projects/Plan (draft).md",
         "link target 'Nowhere to be found.png' is a missing attachment (no such file)",
+        "add the file to the vault, or correct the link",  # not "Create the note"
     )]  # fmt: skip
 
 

@@ -144,10 +144,14 @@ def unknown_relation(ctx: Context) -> Iterator[Hit]:
 
 def dangling_target(ctx: Context) -> Iterator[Hit]:
     for e in ctx.edges():
-        if e.state == "broken":
-            what = "is a missing attachment (no such file)" if missing_attachment(e) else (
-                "matches no note")  # fmt: skip
-            yield Hit(e.source, e.line, f"{e.relation} target '{e.raw}' {what}",
+        if e.state != "broken":
+            continue
+        if missing_attachment(e):
+            yield Hit(e.source, e.line, f"{e.relation} target '{e.raw}' is a missing attachment "
+                      "(no such file)", e.raw, e.relation,
+                      "add the file to the vault, or correct the link")  # fmt: skip
+        else:
+            yield Hit(e.source, e.line, f"{e.relation} target '{e.raw}' matches no note",
                       e.raw, e.relation)  # fmt: skip
 
 
