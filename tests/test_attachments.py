@@ -76,6 +76,23 @@ def test_a_missing_attachment_is_linted_as_one(
     )]  # fmt: skip
 
 
+def test_a_name_several_files_share_is_linted_as_ambiguous_unless_the_folder_decides(
+    make_vault: VaultFactory, open_services: Open
+) -> None:
+    s = open_services(make_vault(NOTES))
+    s.reindex()
+    hits = {(f.note, f.detail) for f in run_lint(s.state).findings if f.rule == "ambiguous_link"}
+    shared = "'My diagram.png' matches 3 files: Assets/My diagram.png, My diagram.png, "
+    assert hits == {
+        ("Projects/Plan (draft).md", shared + "Projects/My diagram.png; Obsidian opens "
+         "Projects/My diagram.png"),
+        ("Root.md", shared + "Projects/My diagram.png; Obsidian opens My diagram.png"),
+    }  # fmt: skip
+    s = open_services(make_vault(with_app_json(NOTES, "Assets")))
+    s.reindex()
+    assert not [f for f in run_lint(s.state).findings if f.rule == "ambiguous_link"]
+
+
 @pytest.mark.parametrize(
     ("setting", "plan", "root"),
     [

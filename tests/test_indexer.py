@@ -37,6 +37,15 @@ def test_cold_then_nothing_to_do(make_vault: VaultFactory, open_services: Open) 
     assert (again.parsed, again.changed, again.deleted, again.touched) == (0, 0, 0, 0)
 
 
+def test_an_ambiguous_link_counts_once_in_the_total(
+    make_vault: VaultFactory, open_services: Open
+) -> None:
+    s = open_services(make_vault({"Trips/Kyoto.md": "# Kyoto\n", "Food/Kyoto.md": "# Kyoto\n",
+                                  "Home.md": "[[Kyoto]]\n"}))  # fmt: skip
+    links = s.reindex().links
+    assert (links["total"], links["resolved"], links["ambiguous"]) == (1, 1, 1)
+
+
 def test_edit_reparses_one_note(make_vault: VaultFactory, open_services: Open) -> None:
     root = make_vault(BASE)
     s = open_services(root)

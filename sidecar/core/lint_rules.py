@@ -160,7 +160,8 @@ def ambiguous_link(ctx: Context) -> Iterator[Hit]:
         if len(e.candidates) > 1:
             names = ", ".join(e.candidates)
             opens = f"; Obsidian opens {e.target}" if e.target else ""
-            yield Hit(e.source, e.line, f"'{e.raw}' matches {len(e.candidates)} notes: {names}{opens}",
+            kind = "files" if e.state == "attachment" else "notes"
+            yield Hit(e.source, e.line, f"'{e.raw}' matches {len(e.candidates)} {kind}: {names}{opens}",
                       e.raw, e.relation, f"write the path, e.g. {ctx.link(e.candidates[0])}",
                       e.candidates)  # fmt: skip
 

@@ -197,8 +197,9 @@ class Catalog:
         if not pool:
             return Resolution(None, "broken")
         folder = self._attachment_folder(source)
-        preferred = [p for p in pool if posixpath.dirname(p) == folder]
-        return Resolution(obsidian_choice(preferred or pool, source), "attachment")
+        choice = [p for p in pool if posixpath.dirname(p) == folder] or pool
+        several = tuple(sorted(choice)) if len(choice) > 1 else ()  # linted as for notes
+        return Resolution(obsidian_choice(choice, source), "attachment", several)
 
     def _attachment_folder(self, source: str) -> str | None:
         """Where Obsidian puts a new attachment of ``source``: a vault folder, or with ``./``

@@ -184,7 +184,8 @@ class IndexState:
     def link_stats(self) -> dict[str, int]:
         c = self.graph.states
         return {
-            "total": sum(c.values()) - c["attachment_missing"],  # a subset of the broken
+            # ambiguous and attachment_missing count edges already counted by their state
+            "total": sum(c.values()) - c["ambiguous"] - c["attachment_missing"],
             "resolved": c["valid"],  # ambiguous names included: they resolve as in Obsidian
             "broken": c["broken"],
             "ambiguous": c["ambiguous"],
