@@ -81,12 +81,14 @@ def test_a_name_several_files_share_is_linted_as_ambiguous_unless_the_folder_dec
 ) -> None:
     s = open_services(make_vault(NOTES))
     s.reindex()
-    hits = {(f.note, f.detail) for f in run_lint(s.state).findings if f.rule == "ambiguous_link"}
+    hits = {(f.note, f.detail, f.fix) for f in run_lint(s.state).findings
+            if f.rule == "ambiguous_link"}  # fmt: skip
     shared = "'My diagram.png' matches 3 files: Assets/My diagram.png, My diagram.png, "
+    fix = "write the path, e.g. [[Assets/My diagram.png]]"
     assert hits == {
         ("Projects/Plan (draft).md", shared + "Projects/My diagram.png; Obsidian opens "
-         "Projects/My diagram.png"),
-        ("Root.md", shared + "Projects/My diagram.png; Obsidian opens My diagram.png"),
+         "Projects/My diagram.png", fix),
+        ("Root.md", shared + "Projects/My diagram.png; Obsidian opens My diagram.png", fix),
     }  # fmt: skip
     s = open_services(make_vault(with_app_json(NOTES, "Assets")))
     s.reindex()
