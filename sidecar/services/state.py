@@ -50,6 +50,7 @@ class IndexState:
         self.lock = threading.RLock()
         self.version = 0  # bumped by every apply, so caches derived from notes know to rebuild
         self.files_listed = False  # whether the catalog knows the vault's attachment files
+        self.catalog = Catalog.build((), (), None)
         self._build(notes, edges)
 
     def reload(self, notes: dict[str, NoteRecord], edges: Iterable[Edge]) -> None:
@@ -61,9 +62,9 @@ class IndexState:
     def _build(self, notes: dict[str, NoteRecord], edges: Iterable[Edge]) -> None:
         self.notes = notes
         # Attachment paths are not stored: a reload keeps the ones the last scan listed.
-        old = getattr(self, "catalog", None)
-        files, folder = (old.files.values(), old.attachment_folder) if old else ((), None)
-        self.catalog = Catalog.build((note_key(n) for n in notes.values()), files, folder)
+        old = self.catalog
+        keys = (note_key(n) for n in notes.values())
+        self.catalog = Catalog.build(keys, old.files.values(), old.attachment_folder)
         self.graph = Graph(notes.keys(), edges)
         self._facts: Facts | None = None  # built on first use, then kept up to date by apply
         self._titles: TitleMatcher | None = None  # likewise
