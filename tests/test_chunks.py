@@ -34,3 +34,42 @@ def test_hash_changes_with_text_and_context_only() -> None:
 def test_title_from_frontmatter_else_file_name() -> None:
     assert parse_note("dir/My Note.md", "# Heading\n", "h").title == "My Note"
     assert parse_note("x.md", "---\ntitle: Given\n---\n", "h").title == "Given"
+
+
+def _long_list_note() -> str:
+    words = "with enough words in it to make the whole list longer than one chunk may be"
+    items = "".join(f"{n}. Step {n} {words}.\n   - a detail of step {n}\n\n" for n in range(1, 6))
+    return "# Steps\nHere is how the steps go:\n\n" + items
+
+
+def test_a_long_list_splits_between_its_items_and_keeps_its_introduction() -> None:
+    """A list too long for one chunk is cut where an item starts, as the blank-line scanner cut
+    a loose list: its introduction stays with the first items, and no item's sub-item lands in
+    another chunk (marko reads the list as one block; cut at its lines, the introduction was a
+    chunk alone and 'a detail of step 3' went without its step)."""
+    note = parse_note("n.md", _long_list_note(), "h", ChunkOptions(max_chars=320, overlap_chars=0))
+    texts = [c.text for c in note.chunks if c.chunk_id != "n.md#properties"]
+    assert texts[0].startswith("Here is how the steps go:\n\n1. Step 1")
+    for n in range(1, 6):
+        holding = [t for t in texts if f"Step {n} " in t]
+        assert holding and all(f"a detail of step {n}" in t for t in holding)
+    assert all(len(t) <= 320 for t in texts)
+
+
+def test_a_long_tight_list_is_cut_between_items_kept_as_written() -> None:
+    items = "".join(f"- item {n} of a tight list\n  - its detail {n}\n" for n in range(1, 13))
+    note = parse_note("n.md", "# L\nIntro:\n\n" + items, "h", ChunkOptions(200, 0))
+    texts = [c.text for c in note.chunks if c.chunk_id != "n.md#properties"]
+    assert texts[0].startswith("Intro:\n\n- item 1 of a tight list\n  - its detail 1\n- item 2")
+    assert all(t.startswith("- item") for t in texts[1:])
+    assert sum(t.count("- item ") for t in texts) == 12  # no overlap asked for: none repeated
+    for n in range(1, 13):
+        assert [f"- item {n} of a tight list\n  - its detail {n}" in t for t in texts].count(
+            True
+        ) == 1
+
+
+def test_a_list_that_fits_stays_one_piece() -> None:
+    text = "# L\nIntro.\n\n- a\n- b\n- c\n"
+    note = parse_note("n.md", text, "h", ChunkOptions(12, 0))
+    assert [c.text for c in note.chunks][:2] == ["Intro.", "- a\n- b\n- c"]

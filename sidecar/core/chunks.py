@@ -41,6 +41,7 @@ class _Piece:
     start: int
     end: int
     text: str
+    joint: str = "\n\n"  # what joins it to the piece before it in one chunk
 
 
 def make_chunks(
@@ -73,8 +74,9 @@ def _pack(section: Sequence[Block], options: ChunkOptions) -> list[_Piece]:
     pieces: list[_Piece] = []
     current: _Piece | None = None
     for unit in _units(section, options.max_chars):
-        if current is not None and len(current.text) + 2 + len(unit.text) <= options.max_chars:
-            current = _Piece(current.start, unit.end, current.text + "\n\n" + unit.text)
+        joined = len(current.text) + len(unit.joint) + len(unit.text) if current else 0
+        if current is not None and joined <= options.max_chars:
+            current = _Piece(current.start, unit.end, current.text + unit.joint + unit.text)
             continue
         if current is not None:
             pieces.append(current)
@@ -88,18 +90,36 @@ def _pack(section: Sequence[Block], options: ChunkOptions) -> list[_Piece]:
 
 
 def _units(section: Sequence[Block], max_chars: int) -> list[_Piece]:
-    """Blocks, with any block longer than ``max_chars`` split into sentence-sized pieces."""
+    """Blocks, with any block longer than ``max_chars`` split: a list into its items, then
+    what is still too long into sentence-sized pieces."""
     units: list[_Piece] = []
     for block in section:
         if len(block.text) <= max_chars:
             units.append(_Piece(block.start_line, block.end_line, block.text))
             continue
         line = block.start_line
-        for part in _split_long(block.text, max_chars):
-            end = line + part.count("\n")
-            units.append(_Piece(line, min(end, block.end_line), part.strip()))
-            line = min(end, block.end_line)
+        for item, joint in _items(block):
+            text = item.rstrip()
+            if len(text) <= max_chars:
+                units.append(_Piece(line, line + text.count("\n"), text, joint))
+                line += item.count("\n")
+                continue
+            for part in _split_long(item, max_chars):
+                end = line + part.count("\n")
+                units.append(_Piece(line, min(end, block.end_line), part.strip()))
+                line = min(end, block.end_line)
     return [u for u in units if u.text]
+
+
+def _items(block: Block) -> Iterator[tuple[str, str]]:
+    """A list's items with what joins each to the one before (a tight list's line end, a
+    loose list's blank line); any other block whole."""
+    cuts = [0, *block.items, len(block.text)]
+    for i in range(len(cuts) - 1):
+        item = block.text[cuts[i] : cuts[i + 1]]
+        before = block.text[cuts[i - 1] : cuts[i]] if i else ""
+        gap = before[len(before.rstrip()) :]
+        yield item, "\n" if i and gap.count("\n") == 1 else "\n\n"
 
 
 def _split_long(text: str, max_chars: int) -> list[str]:

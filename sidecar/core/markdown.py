@@ -182,7 +182,8 @@ class _Reader:
             end = self.line(span[0] + len(text) - 1)
             code = isinstance(el, _CODE_BLOCKS)
             crumb = tuple(t for _, t in self.crumbs)
-            self.blocks.append(Block(start, end, text, crumb, code))
+            items = _items(el) if isinstance(el, block.List) else ()
+            self.blocks.append(Block(start, end, text, crumb, code, items))
             if not code:
                 self.visit(el, None)
         return Scanned(tuple(self.headings), tuple(self.blocks), tuple(self.tags),
@@ -296,6 +297,12 @@ class _HTMLLinks(HTMLParser):
         for name, value in attrs:
             if name == want and value:
                 self.found.append((self.getpos(), tag == "img", value))
+
+
+def _items(el: Any) -> tuple[int, ...]:
+    """Where each item of a list after the first starts, as an offset in the list's text."""
+    spans = [item.source_span for item in el.children[1:]]
+    return tuple(s[0] - el.source_span[0] for s in spans if s is not None)
 
 
 def _context(body: str, start: int, end: int, at: int) -> str:

@@ -24,13 +24,16 @@ class Heading:
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """A run of non-blank lines: a paragraph, a list, a table or a code fence."""
+    """A top-level block of the body: a paragraph, a list, a table, a code fence... ``items``:
+    in a list, where each item after the first starts (offsets in ``text``), for a list too long
+    for one chunk to be cut between its items."""
 
     start_line: int
     end_line: int
     text: str
     breadcrumb: tuple[str, ...]
     is_code: bool = False
+    items: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
