@@ -67,3 +67,15 @@ def test_property_links_carry_their_line_and_the_property_as_context(tmp_path: P
     assert lines[blade["line"] - 1] == '  - "[[Movies]]"'
     text = sidecar("backlinks", "Movies", "--vault", str(vault), env=env).stdout
     assert "categories" in text and '"[[Movies]]"' in text
+
+
+def test_obsidian_publish_flag_is_not_what_a_note_is_about() -> None:
+    """``publish`` is Obsidian Publish's switch, like ``cssclasses`` a setting: on
+    obsidian-tasks-docs 84 of 103 notes with a body got a chunk of their title and
+    'publish: yes' alone, which outranked the body chunks that answer."""
+    body = parse_note("Filters.md", "---\npublish: true\n---\n# Filters\n\nSome text.\n", "0")
+    assert [c.text for c in body.chunks] == ["Some text."]
+    aliased = parse_note("F.md", "---\npublish: true\naliases: [Filter]\n---\nText.\n", "0")
+    assert [c.text for c in aliased.chunks] == ["Text.", "aliases: Filter"]
+    (empty,) = parse_note("Empty.md", "---\npublish: true\n---\n", "0").chunks
+    assert empty.embed_text.startswith("Empty")

@@ -148,7 +148,8 @@ def _overlap(text: str, limit: int) -> str:
     return tail if 0 < len(tail) <= limit and tail != text.strip() else ""
 
 
-# Keys whose values say nothing a reader would search for: styling, and Dendron's random ids.
+# Keys whose values say nothing a reader would search for: styling, Obsidian Publish's switch,
+# and Dendron's random ids.
 # The properties' chunk is named, not numbered (``Note.md#properties``): what the note is
 # (its name and properties) is told apart from what it says wherever a chunk id is at hand.
 PROPERTIES_ID = "properties"
@@ -158,7 +159,7 @@ def is_properties(chunk_id: str) -> bool:
     return chunk_id.rsplit("#", 1)[-1] == PROPERTIES_ID
 
 
-_QUIET_KEYS = frozenset({"cssclasses", "cssclass", "id", "position"})
+_QUIET_KEYS = frozenset({"cssclasses", "cssclass", "publish", "id", "position"})
 _WIKI_VALUE = re.compile(r"!?\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
 _MD_VALUE = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _MAX_VALUE_CHARS = 200
