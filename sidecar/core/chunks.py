@@ -74,15 +74,16 @@ def _pack(section: Sequence[Block], options: ChunkOptions) -> list[_Piece]:
     pieces: list[_Piece] = []
     current: _Piece | None = None
     for unit in _units(section, options.max_chars):
-        joined = len(current.text) + len(unit.joint) + len(unit.text) if current else 0
-        if current is not None and joined <= options.max_chars:
+        if current is None:
+            current = unit
+            continue
+        if len(current.text) + len(unit.joint) + len(unit.text) <= options.max_chars:
             current = _Piece(current.start, unit.end, current.text + unit.joint + unit.text)
             continue
-        if current is not None:
-            pieces.append(current)
-            tail = _overlap(current.text, options.overlap_chars)
-            if tail and len(tail) + 1 + len(unit.text) <= options.max_chars:
-                unit = _Piece(unit.start, unit.end, tail + "\n" + unit.text)
+        pieces.append(current)
+        tail = _overlap(current.text, options.overlap_chars)
+        if tail and len(tail) + 1 + len(unit.text) <= options.max_chars:
+            unit = _Piece(unit.start, unit.end, tail + "\n" + unit.text)
         current = unit
     if current is not None:
         pieces.append(current)

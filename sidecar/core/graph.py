@@ -30,13 +30,16 @@ class Graph:
         self.out: dict[str, list[Edge]] = {}
         self.inc: dict[str, list[Edge]] = {}
         self.states: Counter[str] = Counter()  # edges by state, kept as edges come and go
+        # Edges of some state that are also shared names or missing files: kept apart from
+        # ``states`` so that its sum stays the number of edges.
+        self.marks: Counter[str] = Counter()
         for edge in edges:
             self._add(edge)
 
     def _add(self, edge: Edge) -> None:
         self.states[edge.state] += 1
-        self.states["ambiguous"] += bool(edge.candidates)  # resolved as Obsidian does, but shared
-        self.states["attachment_missing"] += missing_attachment(edge)
+        self.marks["ambiguous"] += bool(edge.candidates)  # resolved as Obsidian does, but shared
+        self.marks["attachment_missing"] += missing_attachment(edge)
         self.out.setdefault(edge.source, []).append(edge)
         if edge.state == "valid" and edge.target is not None:
             self.inc.setdefault(edge.target, []).append(edge)
@@ -44,8 +47,8 @@ class Graph:
     def replace_source(self, source: str, edges: Iterable[Edge]) -> None:
         for old in self.out.pop(source, []):
             self.states[old.state] -= 1
-            self.states["ambiguous"] -= bool(old.candidates)
-            self.states["attachment_missing"] -= missing_attachment(old)
+            self.marks["ambiguous"] -= bool(old.candidates)
+            self.marks["attachment_missing"] -= missing_attachment(old)
             if old.state == "valid" and old.target is not None:
                 incoming = self.inc.get(old.target, [])
                 if old in incoming:

@@ -160,9 +160,10 @@ def ambiguous_link(ctx: Context) -> Iterator[Hit]:
         if len(e.candidates) > 1:
             names = ", ".join(e.candidates)
             opens = f"; Obsidian opens {e.target}" if e.target else ""
-            file = e.state == "attachment"  # a file's name is shared by files, not notes
-            kind, example = ("files", f"[[{e.candidates[0]}]]") if file else (
-                "notes", ctx.link(e.candidates[0]))  # fmt: skip
+            if e.state == "attachment":  # files share the name; ctx.link knows only notes
+                kind, example = "files", f"[[{e.candidates[0]}]]"
+            else:
+                kind, example = "notes", ctx.link(e.candidates[0])
             yield Hit(e.source, e.line, f"'{e.raw}' matches {len(e.candidates)} {kind}: {names}{opens}",
                       e.raw, e.relation, f"write the path, e.g. {example}",
                       e.candidates)  # fmt: skip

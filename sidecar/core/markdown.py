@@ -182,7 +182,7 @@ class _Reader:
             end = self.line(span[0] + len(text) - 1)
             code = isinstance(el, _CODE_BLOCKS)
             crumb = tuple(t for _, t in self.crumbs)
-            items = _items(el) if isinstance(el, block.List) else ()
+            items = _item_offsets(el) if isinstance(el, block.List) else ()
             self.blocks.append(Block(start, end, text, crumb, code, items))
             if not code:
                 self.visit(el, None)
@@ -299,7 +299,7 @@ class _HTMLLinks(HTMLParser):
                 self.found.append((self.getpos(), tag == "img", value))
 
 
-def _items(el: Any) -> tuple[int, ...]:
+def _item_offsets(el: Any) -> tuple[int, ...]:
     """Where each item of a list after the first starts, as an offset in the list's text."""
     spans = [item.source_span for item in el.children[1:]]
     return tuple(s[0] - el.source_span[0] for s in spans if s is not None)

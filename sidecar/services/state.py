@@ -183,14 +183,13 @@ class IndexState:
         return touched
 
     def link_stats(self) -> dict[str, int]:
-        c = self.graph.states
+        c, marks = self.graph.states, self.graph.marks
         return {
-            # ambiguous and attachment_missing count edges already counted by their state
-            "total": sum(c.values()) - c["ambiguous"] - c["attachment_missing"],
+            "total": sum(c.values()),
             "resolved": c["valid"],  # ambiguous names included: they resolve as in Obsidian
             "broken": c["broken"],
-            "ambiguous": c["ambiguous"],
+            "ambiguous": marks["ambiguous"],  # of the resolved and the attachments
             "attachments": c["attachment"],  # links to a file found in the vault
-            "attachments_missing": c["attachment_missing"],  # of the broken, those to a file
+            "attachments_missing": marks["attachment_missing"],  # of the broken, those to a file
             "self": c["self"],
         }
