@@ -4,6 +4,7 @@
                                                           # the test and example vaults,
                                                           # every CommonMark spec example
     python bench/parse_fingerprint.py OUT.json OLD.json  # and compare with an earlier tree's
+    python bench/parse_fingerprint.py --no-chunks OUT.json [OLD.json]  # all but blocks, chunks
 
 Run it once with ``PYTHONPATH`` set to the old tree and once in the new, then compare: each
 text's ``repr`` of ``parse_note`` and of ``parse_body`` (links, spans, hidden ranges, blocks)
@@ -15,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from sidecar.core.markdown import parse_body
@@ -48,13 +50,19 @@ def texts() -> dict[str, str]:
 
 
 def main() -> None:
+    args = sys.argv[1:]
+    no_chunks = "--no-chunks" in args  # for a change to what chunks hold, and only that
+    args = [a for a in args if a != "--no-chunks"]
     digests = {}
     for name, text in texts().items():
-        seen = repr(parse_note(name, text, "")) + repr(parse_body(text))
+        note, body = parse_note(name, text, ""), parse_body(text)
+        if no_chunks:
+            note, body = replace(note, chunks=()), replace(body, blocks=())
+        seen = repr(note) + repr(body)
         digests[name] = hashlib.sha1(seen.encode("utf-8", "surrogatepass")).hexdigest()
-    Path(sys.argv[1]).write_text(json.dumps(digests, indent=0), "utf-8")
-    if len(sys.argv) > 2:
-        old = json.loads(Path(sys.argv[2]).read_text("utf-8"))
+    Path(args[0]).write_text(json.dumps(digests, indent=0), "utf-8")
+    if len(args) > 1:
+        old = json.loads(Path(args[1]).read_text("utf-8"))
         differ = sorted(k for k in old.keys() | digests.keys() if old.get(k) != digests.get(k))
         print(f"{len(digests)} texts, {len(differ)} differ" + "".join(f"\n  {k}" for k in differ))
         sys.exit(1 if differ else 0)

@@ -1,4 +1,5 @@
 from sidecar.core.chunks import ChunkOptions, chunk_hash
+from sidecar.core.markdown import parse_body
 from sidecar.core.note import parse_note
 
 
@@ -73,3 +74,79 @@ def test_a_list_that_fits_stays_one_piece() -> None:
     text = "# L\nIntro.\n\n- a\n- b\n- c\n"
     note = parse_note("n.md", text, "h", ChunkOptions(12, 0))
     assert [c.text for c in note.chunks][:2] == ["Intro.", "- a\n- b\n- c"]
+
+
+def test_comments_are_no_chunk_text_as_no_reader_sees_them() -> None:
+    """Obsidian's reading view shows neither an HTML comment nor a ``%%`` comment, inline or
+    as a block, at the top level or inside a list or quote: their words are in no chunk, and
+    a block holding nothing else is no chunk. The lines stay the note's."""
+    text = (
+        "# T\n"  # 1
+        "Intro <!-- hidden one --> after, and %%hidden two%% end.\n"  # 2
+        "\n"
+        "<!-- placeholder to force\n"  # 4
+        "a blank line -->\n"
+        "\n"
+        "%%hidden three%%\n"  # 7
+        "\n"
+        "<!-- hidden four -->\n"  # 9
+        "<div>shown <!-- hidden five --></div>\n"  # 10
+        "\n"
+        "- item one <!-- hidden six -->\n"  # 12
+        "- item two %%hidden seven%%\n"
+        "  %%\n"
+        "  hidden eight\n"
+        "  %%\n"
+        "- item three\n"  # 17
+        "\n"
+        "> quoted <!-- hidden\n"  # 19
+        "> nine -->\n"
+        "\n"
+        "`<!-- shown code -->` stays\n"  # 22
+    )
+    note = parse_note("n.md", text, "h")
+    chunks = [c for c in note.chunks if c.chunk_id != "n.md#properties"]
+    body = "\n".join(c.text for c in chunks)
+    assert (
+        "hidden" not in body
+        and "placeholder" not in body
+        and "<!--" not in body.replace("`<!-- shown code -->`", "")
+    )
+    for shown in ("Intro", "after, and", "end.", "shown", "item one", "item two",
+                  "item three", "quoted", "`<!-- shown code -->` stays"):  # fmt: skip
+        assert shown in body
+    blocks = parse_body(text).blocks
+    assert [(b.text.split()[0], b.start_line, b.end_line) for b in blocks] == [
+        ("Intro", 2, 2), ("shown", 10, 10), ("-", 12, 17), (">", 19, 19), ("`<!--", 22, 22)
+    ]  # fmt: skip
+    assert blocks[2].text.count("\n") == 17 - 12
+
+
+def test_a_long_list_with_comments_is_still_cut_between_its_items() -> None:
+    items = "".join(f"- item {n} %%a comment of item {n}%%\n  - its detail {n}\n" for n in range(9))
+    note = parse_note("n.md", "# L\n" + items, "h", ChunkOptions(120, 0))
+    texts = [c.text for c in note.chunks if c.chunk_id != "n.md#properties"]
+    assert all(t.startswith("- item") and "comment" not in t for t in texts)
+    for n in range(9):
+        assert sum(f"- item {n} - its detail {n}" in " ".join(t.split()) for t in texts) == 1
+
+
+def test_html_markup_is_no_chunk_text_but_the_text_between_tags_is() -> None:
+    """A reader sees what raw HTML shows, not its tags and attributes (on obsidian-tasks-docs,
+    ``<span class="related-pages">#feature/dates</span>`` made 'pages' a word of ~90 notes)."""
+    text = (
+        "# T\n"
+        'Press <kbd>Ctrl</kbd> now<br>next <span class="related-pages">#feature/x</span>, '
+        "`<b>code</b>` stays.\n"
+        "\n"
+        '<div align="center">\n'
+        '<img src="a.png" alt="x > y">\n'
+        'Shown <a href="https://example.com/p">link words</a>\n'
+        "</div>\n"
+    )
+    note = parse_note("n.md", text, "h")
+    got = [c.text for c in note.chunks if c.chunk_id != "n.md#properties"]
+    assert got == ["Press  Ctrl  now next  #feature/x , `<b>code</b>` stays.\n\nShown  link words"]
+    assert [b.start_line for b in parse_body(text).blocks] == [2, 6]
+    assert note.tags == ("feature/x",)
+    assert [link.target for link in note.links] == ["a.png"]  # the HTML is still read for links

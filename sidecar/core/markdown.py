@@ -4,7 +4,8 @@ Out of marko's tree come the headings (level, plain text, line), the blocks that
 made of (each top-level block's source text and lines, its heading breadcrumb, whether it is
 code), every link occurrence (line, and the paragraph, list item, heading or table row around
 it as context), tags and block ids. What a renderer hides or shows verbatim holds none of
-these: code, math, raw HTML, comments.
+these: code, math, raw HTML, comments. A block's text is its source as a reader sees it:
+without comments (``%%...%%``, ``<!-- ... -->``) and without raw HTML's tags.
 """
 
 from __future__ import annotations
@@ -37,6 +38,13 @@ _DEEP = re.compile(r"^[ \t>]{240}", re.M)
 _CODE_BLOCKS = (block.FencedCode, block.CodeBlock, syntax.MathBlock)
 _OPAQUE = (inline.CodeSpan, inline.InlineHTML, syntax.Comment, syntax.InlineMath)
 _SKIP = (*_CODE_BLOCKS, inline.CodeSpan, syntax.Comment, syntax.InlineMath, syntax.CommentBlock)
+_UNSEEN = (syntax.Comment, syntax.CommentBlock)
+# An HTML comment, as CommonMark ends one (``<!-->`` and ``<!--->`` too; unclosed, it runs to
+# the end of its HTML block), or an open or closing tag, attributes and all.
+_HTML_MARKUP = re.compile(
+    r"<!--(?:-?>|[\s\S]*?-->|[\s\S]*)"
+    r"|</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>\"']*(?:(?:\"[^\"]*\"|'[^']*')[^<>\"']*)*)?/?>"
+)
 _CONTEXT = (block.Paragraph, block.Heading, block.SetextHeading, gfm.TableRow)
 
 
@@ -146,6 +154,7 @@ class _Reader:
         self.crumbs: list[tuple[int, str]] = []
         self.spans: list[tuple[int, int]] = []
         self.hidden: list[tuple[int, int]] = []
+        self.unseen: list[tuple[int, int]] = []  # the current block's comments and HTML tags
         self.flattened = False  # offsets no longer match the note's text: no link columns
 
     def line(self, offset: int) -> int:
@@ -179,13 +188,19 @@ class _Reader:
             if not text.strip():
                 continue
             start = self.line(span[0])
-            end = self.line(span[0] + len(text) - 1)
             code = isinstance(el, _CODE_BLOCKS)
-            crumb = tuple(t for _, t in self.crumbs)
             items = _item_offsets(el) if isinstance(el, block.List) else ()
-            self.blocks.append(Block(start, end, text, crumb, code, items))
             if not code:
+                self.unseen.clear()
                 self.visit(el, None)
+                if self.unseen:  # what no reader sees is no chunk's text
+                    text, skipped, items = _seen(self.body, span, self.unseen, items)
+                    if not text:
+                        continue
+                    start += skipped
+            end = start + text.count("\n")
+            crumb = tuple(t for _, t in self.crumbs)
+            self.blocks.append(Block(start, end, text, crumb, code, items))
         return Scanned(tuple(self.headings), tuple(self.blocks), tuple(self.tags),
                        tuple(self.block_ids), tuple(self.links), tuple(self.spans),
                        tuple(self.hidden))  # fmt: skip
@@ -201,6 +216,8 @@ class _Reader:
             if kind == _Kind.SKIP:
                 if isinstance(el, inline.InlineElement) and el.source_span:
                     self.hidden.append(el.source_span)
+                if isinstance(el, _UNSEEN) and el.source_span:
+                    self.unseen.append(el.source_span)
                 return
             if kind == _Kind.HEADING:
                 if el.source_span:
@@ -213,6 +230,7 @@ class _Reader:
             elif kind == _Kind.HTML:
                 if el.source_span:
                     self.hidden.append(el.source_span)
+                    self.html_markup(el)
                 self.html_links(el, context)
                 return
             elif kind == _Kind.AUTOLINK:
@@ -242,6 +260,17 @@ class _Reader:
             for child in children:
                 if type(child) is not _RAW_TEXT:  # most children: nothing to walk
                     self.visit(child, context)
+
+    def html_markup(self, el: Any) -> None:
+        """No reader sees raw HTML's markup (Obsidian's reading view included): a comment,
+        and a tag with its attributes, in an HTML block or inline, are left out of the
+        block's text; the text between tags stays."""
+        start, end = el.source_span
+        if isinstance(el, inline.InlineHTML):
+            self.unseen.append((start, end))
+        else:
+            for m in _HTML_MARKUP.finditer(self.body, start, end):
+                self.unseen.append(m.span())
 
     def html_links(self, el: Any, context: Any) -> None:
         """Raw HTML is rendered as written: its ``<a href>`` and ``<img src>`` are links (and
@@ -297,6 +326,33 @@ class _HTMLLinks(HTMLParser):
         for name, value in attrs:
             if name == want and value:
                 self.found.append((self.getpos(), tag == "img", value))
+
+
+def _seen(
+    body: str, span: tuple[int, int], unseen: list[tuple[int, int]], items: tuple[int, ...]
+) -> tuple[str, int, tuple[int, ...]]:
+    """The block ``body[span]`` with its ``unseen`` ranges cut out, each but for its line
+    ends (so that the text keeps the block's lines): the text, stripped; how many lines the
+    strip took off its start; ``items`` (offsets in the block's source) as offsets in it."""
+    parts: list[str] = []
+    removed: list[tuple[int, int]] = []  # (where a cut ends in ``body``, characters it took)
+    pos = span[0]
+    for a, b in sorted(unseen):
+        a, b = max(a, pos), min(b, span[1])
+        if a >= b:
+            continue
+        parts.append(body[pos:a])
+        ends = body.count("\n", a, b)
+        kept = "\n" * ends or " "  # words either side stay apart
+        parts.append(kept)
+        removed.append((b, b - a - len(kept)))
+        pos = b
+    parts.append(body[pos : span[1]])
+    whole = "".join(parts).rstrip()
+    text = whole.lstrip()
+    lead = len(whole) - len(text)
+    moved = (i - lead - sum(gone for b, gone in removed if b <= span[0] + i) for i in items)
+    return text, whole.count("\n", 0, lead), tuple(i for i in moved if 0 < i < len(text))
 
 
 def _item_offsets(el: Any) -> tuple[int, ...]:
