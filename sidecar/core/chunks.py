@@ -63,10 +63,10 @@ def make_chunks(
         crumb = " > ".join(section[0].breadcrumb)
         for piece in _pack(section, options):
             seq = len(chunks)
-            chunks.append(
-                Chunk(f"{path}#{seq}", path, seq, crumb, piece.start, piece.end, piece.text,
-                      chunk_hash(title, crumb, piece.text), embedding_input(title, crumb, piece.text))
-            )  # fmt: skip
+            embed = embedding_input(title, crumb, piece.text)  # built once: it is also hashed
+            digest = hashlib.sha1(embed.encode("utf-8")).hexdigest()  # = chunk_hash(...)
+            chunks.append(Chunk(f"{path}#{seq}", path, seq, crumb, piece.start, piece.end,
+                                piece.text, digest, embed))  # fmt: skip
     return tuple(chunks)
 
 

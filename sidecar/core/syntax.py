@@ -421,6 +421,7 @@ def _simple_list(cls: type[Any], source: Source) -> block.List | None:
     # text, and of the item (or document) holding it.
     levels: list[tuple[int, str, int, int]] = []
     tail = False  # the list runs through blank lines to the end
+    loose = False  # blank lines between two of the document list's items
     while True:
         m = _ITEM_LINE.match(buf, pos)
         if m is not None:
@@ -461,6 +462,13 @@ def _simple_list(cls: type[Any], source: Source) -> block.List | None:
                 if after >= size:
                     tail = True
                     break
+                top = _ITEM_LINE.match(buf, after)
+                if top is not None and not top.group(1):
+                    # The document's list goes on after blank lines: a loose list, and the
+                    # blank lines belong to neither item.
+                    loose = True
+                    pos = after
+                    continue
                 if buf[after].isspace() or block.ListItem.pattern.match(buf, after):
                     return None  # a loose list, or more of an item: marko decides
                 break
@@ -481,16 +489,23 @@ def _simple_list(cls: type[Any], source: Source) -> block.List | None:
             break
     source.pos = size if tail else pos
     source.match = None
-    state, _ = _build_list(cls, source, items, 0, source.context.list_info, tail)
+    state, _ = _build_list(cls, source, items, 0, source.context.list_info, tail, loose)
     return state  # type: ignore[no-any-return]
 
 
 def _build_list(
-    cls: type[Any], source: Source, items: list[_Line], i: int, info: Any, tail: bool
+    cls: type[Any],
+    source: Source,
+    items: list[_Line],
+    i: int,
+    info: Any,
+    tail: bool,
+    loose: bool = False,
 ) -> tuple[Any, int]:
     """The list starting with ``items[i]``, and the index of the item after it. With
     ``tail`` (blank lines to the end), marko's lists and items around the last item reach
-    the end; the last item does not (it gives its blank lines back)."""
+    the end; the last item does not (it gives its blank lines back). A ``loose`` list's items
+    and their paragraphs keep marko's loose defaults (the lists inside them are tight)."""
     parser = source.parser
     item_cls: Any = parser.block_elements["ListItem"]
     paragraph: Any = parser.block_elements["Paragraph"]
@@ -503,10 +518,11 @@ def _build_list(
         item = item_cls(block.ListItem.ParseInfo(line.indent, line.bullet, line.mid))
         if line.lines[0].endswith("\n"):  # marko's prefix moves on at the first line's end
             item._prefix = item._second_prefix
-        item._tight = True
         para = paragraph(block._ParsedLines(line.lines, line.bases))
         para.source_span = (line.bases[0], line.stop)
-        para._tight = True
+        if not loose:
+            item._tight = True
+            para._tight = True
         item.children = [para]
         i += 1
         if i < len(items) and items[i].depth > depth:
@@ -518,6 +534,7 @@ def _build_list(
         around_last = tail and i >= len(items) and len(item.children) > 1
         item.source_span = (line.start, size if around_last else items[i - 1].stop)
         state.children.append(item)
+    state.tight = not loose
     last = size if tail and i >= len(items) else state.children[-1].source_span[1]
     state.source_span = (state.children[0].source_span[0], last)
     return state, i
