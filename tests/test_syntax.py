@@ -126,6 +126,22 @@ def _fences() -> list[str]:
             for where, after in (("", ""), ("", "\nz\n"), ("- ", "\n"), ("> ", ""))]  # fmt: skip
 
 
+# Link destinations that marko's character loop reads in every way it can: plain, with
+# parentheses (balanced or not), escapes, spaces, titles, ``<...>``, controls, a line break.
+_DESTS = ["u", "/a/b?c=1#d", "a(b)c", "a(b", "a)b", "a\\)b", "\\(", "<u>", "<u v>", "u \"t\"",
+          "u 't'", "u (t)", "u\nv", " u", "u ", "\nu", "u\x01", "u\x7f", "u\u00a0v", "u\tv",
+          "", "é/ü", "u\rv", "[x]", "u<v", "u>v", "*u*", "`u`"]  # fmt: skip
+
+
+def _links() -> list[str]:
+    """``[text](dest)`` and ``![alt](dest)`` with each destination, in frames that change what
+    the link search sees around them (``syntax._plain_dest``)."""
+    frames = ["{}", "a {} b", "*{}*", "[x {}](v)", "{}(w)", "{}x", "- {}\n- [y](z)"]
+    links = [f"{bang}[t]({dest}{close})" for bang in ("", "!") for dest in _DESTS
+             for close in ("", ")")]  # fmt: skip
+    return [frame.format(link) for link in links for frame in frames]
+
+
 def _list_like(rng: random.Random) -> str:
     def text() -> str:
         if rng.random() < 0.75:
@@ -148,7 +164,7 @@ def _list_like(rng: random.Random) -> str:
 
 
 # Each builds or skips what marko would, only sooner; off (returning None), marko does it.
-SHORT_WAYS = ("_simple_list", "_plain_block", "_past_wikilink", "_fenced_code")
+SHORT_WAYS = ("_simple_list", "_plain_block", "_past_wikilink", "_fenced_code", "_plain_dest")
 
 
 def differing(parser: object, texts: list[str]) -> tuple[list[str], dict[str, int]]:
@@ -188,17 +204,14 @@ def differing(parser: object, texts: list[str]) -> tuple[list[str], dict[str, in
 def test_the_short_ways_build_what_marko_builds(vaults: bool) -> None:
     """``syntax._simple_list``, ``syntax._plain_block`` and ``syntax._fenced_code`` build
     simple lists, blank lines, paragraphs and fenced code without marko's per-line machinery,
-    and ``syntax._past_wikilink`` passes over
-    a wikilink's brackets in the link search; the tree, every attribute of every element, is
+    ``syntax._past_wikilink`` passes over a wikilink's brackets in the link search and
+    ``syntax._plain_dest`` reads a plain link destination; the tree, every attribute of every element, is
     the one marko builds without them: on the spec examples and documents made up at random
     (or the three vaults)."""
     rng = random.Random(21)
     texts = _texts(True) if vaults else [ex.markdown for ex in examples()]
-    texts += (
-        []
-        if vaults
-        else [*_wikilinks_among_links(), *_fences(), *(_list_like(rng) for _ in range(1500))]
-    )
+    made = [*_wikilinks_among_links(), *_fences(), *_links()]
+    texts += [] if vaults else [*made, *(_list_like(rng) for _ in range(1500))]
     differ, taken = differing(syntax.new_parser(text_only_plain=True), texts)
     assert differ == []
     assert min(taken.values()) > 300  # every way was taken
@@ -243,3 +256,17 @@ def test_a_block_that_consumes_nothing_does_not_hang_the_parse(text: str) -> Non
     targets = {link.target for link in note.links}
     assert "Other" in targets or "\n\n" not in text
     assert "Link" in targets or "> q [[Link]]" not in text
+
+
+def test_a_plain_destination_is_read_as_marko_reads_it() -> None:
+    """``syntax._plain_dest`` gives what marko's ``_expect_inline_link`` gives, or None."""
+    from marko import inline_parser
+
+    taken = 0
+    for dest in _DESTS:
+        for text in (f"]({dest})", f"]({dest}) x", f"]({dest}", f"]({dest}))"):
+            fast = syntax._plain_dest(text, 1)
+            if fast is not None:
+                taken += 1
+                assert fast == inline_parser._expect_inline_link(text, 1), text
+    assert taken >= 20
