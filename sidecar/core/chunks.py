@@ -33,7 +33,12 @@ def embedding_input(title: str, heading: str, text: str) -> str:
 
 
 def chunk_hash(title: str, heading: str, text: str) -> str:
-    return hashlib.sha1(embedding_input(title, heading, text).encode("utf-8")).hexdigest()
+    return embedding_hash(embedding_input(title, heading, text))
+
+
+def embedding_hash(embed: str) -> str:
+    """The content hash of a chunk whose model input is ``embed``: its vector's key."""
+    return hashlib.sha1(embed.encode("utf-8")).hexdigest()
 
 
 @dataclass(slots=True)
@@ -64,9 +69,8 @@ def make_chunks(
         for piece in _pack(section, options):
             seq = len(chunks)
             embed = embedding_input(title, crumb, piece.text)  # built once: it is also hashed
-            digest = hashlib.sha1(embed.encode("utf-8")).hexdigest()  # = chunk_hash(...)
             chunks.append(Chunk(f"{path}#{seq}", path, seq, crumb, piece.start, piece.end,
-                                piece.text, digest, embed))  # fmt: skip
+                                piece.text, embedding_hash(embed), embed))  # fmt: skip
     return tuple(chunks)
 
 
