@@ -88,11 +88,12 @@ class BlockId(_Marked):
 
 
 class Comment(_Marked):
-    """``%%hidden%%``: Obsidian shows nothing of it, so nothing in it is a link or a tag."""
+    """``%%hidden%%``: Obsidian shows nothing of it, so nothing in it is a link or a tag. Its
+    priority is a code span's: of the two, the one that begins first wins."""
 
     pattern = re.compile(r"%%([\s\S]*?)%%")
     marker = "%%"
-    priority = 8
+    priority = 7
 
 
 class Highlight(_Marked):
