@@ -92,6 +92,18 @@ def test_dangling_target_in_body_and_frontmatter() -> None:
         (2, "depends_on", "Gone"), (5, "link", "Missing")]  # fmt: skip
 
 
+def test_dangling_wikilink_to_a_name_with_a_hash_says_how_to_link_it() -> None:
+    # Obsidian reads `#` in a wikilink as a heading, so [[Other (draft) #1]] names a note
+    # "Other (draft)": the link is broken in Obsidian too, and a Markdown link reaches the note.
+    files = {"A.md": "[[Other (draft) #1]] [[Gone#x]]\n", "Sub/Other (draft) #1.md": "hi\n"}
+    found = run(files, "dangling_target")
+    assert [f.target for f in found] == ["Gone#x", "Other (draft)#1"]
+    assert "#" not in found[0].fix
+    assert "[Other (draft) #1](Sub/Other%20%28draft%29%20%231.md)" in found[1].fix
+    link = "[x](Sub/Other%20%28draft%29%20%231.md)\n"
+    assert run({**files, "A.md": link}, "dangling_target") == []
+
+
 def test_self_edge_typed_and_bare_but_not_own_heading() -> None:
     files = {"A.md": fm(supersedes="A") + "# A\n\n[[A]] and [[A#A]] and [[#A]]\n"}
     found = run(files, "self_edge")

@@ -8,11 +8,13 @@ hits, so re-grading or disabling a rule never touches the checks.
 from __future__ import annotations
 
 import difflib
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from urllib.parse import quote
 
 from sidecar.core.anchors import anchor_key, heading_key
 from sidecar.core.facts import (
@@ -78,6 +80,12 @@ class Context:
     @cached_property
     def superseders(self) -> dict[str, list[str]]:
         return self.facts.superseders()
+
+    @cached_property
+    def hash_names(self) -> dict[str, str]:
+        """Notes whose name holds a ``#``, which a wikilink cannot name, by ``_squashed`` name."""
+        stems = ((posixpath.splitext(posixpath.basename(p))[0], p) for p in self.notes)
+        return {_squashed(stem): path for stem, path in stems if "#" in stem}
 
     @cached_property
     def basenames(self) -> Counter[str]:
@@ -151,8 +159,19 @@ def dangling_target(ctx: Context) -> Iterator[Hit]:
                       "(no such file)", e.raw, e.relation,
                       "add the file to the vault, or correct the link")  # fmt: skip
         else:
+            named = ctx.hash_names.get(_squashed(e.raw)) if e.wikilink and e.anchor else None
+            fix = ""
+            if named is not None:
+                name = posixpath.splitext(posixpath.basename(named))[0]
+                fix = (f"Obsidian reads '#' in a wikilink as a heading; link the note "
+                       f"'{named}' as [{name}]({quote(named)})")  # fmt: skip
             yield Hit(e.source, e.line, f"{e.relation} target '{e.raw}' matches no note",
-                      e.raw, e.relation)  # fmt: skip
+                      e.raw, e.relation, fix)  # fmt: skip
+
+
+def _squashed(name: str) -> str:
+    """A name as a wikilink's ``#`` split leaves it: spaces around the ``#`` dropped."""
+    return "".join(name.lower().split())
 
 
 def ambiguous_link(ctx: Context) -> Iterator[Hit]:
