@@ -164,7 +164,7 @@ def dangling_target(ctx: Context) -> Iterator[Hit]:
             if named is not None:
                 name = posixpath.splitext(posixpath.basename(named))[0]
                 fix = (f"Obsidian reads '#' in a wikilink as a heading; link the note "
-                       f"'{named}' as [{name}]({quote(named)})")  # fmt: skip
+                       f"'{named}' as [{name}]({quote(named)}).")  # fmt: skip
             yield Hit(e.source, e.line, f"{e.relation} target '{e.raw}' matches no note",
                       e.raw, e.relation, fix)  # fmt: skip
 
