@@ -15,7 +15,6 @@ from sidecar.embed import (
     HttpEmbedder,
     OnnxEmbedder,
     TinyEmbedder,
-    approx_token_count,
     l2_normalise,
     load_embedder,
 )
@@ -86,13 +85,6 @@ def test_identity_and_protocol() -> None:
     assert isinstance(tiny, Embedder)
     with pytest.raises(UsageError):
         TinyEmbedder(dim=1)
-
-
-def test_count_tokens_leans_high() -> None:
-    assert approx_token_count("") == 2
-    assert approx_token_count("reset my password") == 7  # BERT says 5: 17 chars / 4 wins
-    assert approx_token_count("x" * 400) == 102  # one long identifier: a token per 4 chars
-    assert TinyEmbedder().count_tokens("a, b.") == approx_token_count("a, b.")
 
 
 def test_l2_normalise_leaves_zero_rows_zero() -> None:

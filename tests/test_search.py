@@ -35,9 +35,6 @@ class Exploding:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         raise ModelError("the model was loaded")
 
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
 
 @pytest.fixture
 def services(make_vault: VaultFactory, tmp_path: Path):  # type: ignore[no-untyped-def]

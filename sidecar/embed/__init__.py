@@ -24,7 +24,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from sidecar.embed.base import Embedder, Vectors, approx_token_count, l2_normalise
+from sidecar.embed.base import Embedder, Vectors, l2_normalise
 from sidecar.embed.http import HttpEmbedder
 from sidecar.embed.onnx import OnnxEmbedder
 from sidecar.embed.tiny import TinyEmbedder
@@ -36,7 +36,6 @@ __all__ = [
     "OnnxEmbedder",
     "TinyEmbedder",
     "Vectors",
-    "approx_token_count",
     "l2_normalise",
     "load_embedder",
 ]

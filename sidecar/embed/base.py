@@ -3,13 +3,11 @@
 The indexer and the queries take an ``Embedder``: the real ONNX model in the daemon, a tiny
 hashing embedder in unit tests, an HTTP server for people who already run one. Three facts
 travel with the vectors: ``model_id`` (stored beside them, so a changed model means re-embed),
-``dim`` (the width of the vector column) and ``max_tokens`` (what the chunker must stay under).
+``dim`` (the width of the vector column) and ``max_tokens`` (the longest input it reads).
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -34,15 +32,11 @@ class Embedder(Protocol):
 
     @property
     def max_tokens(self) -> int:
-        """Longest input the model reads, counted as ``count_tokens`` counts; the rest is cut."""
+        """Longest input the model reads, in its tokens; the rest is cut."""
         ...
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One L2-normalised float32 row per text, in order; ``[]`` gives shape (0, dim)."""
-        ...
-
-    def count_tokens(self, text: str) -> int:
-        """Tokens the model would see for ``text``, special tokens included, before truncation."""
         ...
 
 
@@ -51,17 +45,3 @@ def l2_normalise(matrix: NDArray[Any]) -> Vectors:
     out = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     return np.ascontiguousarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
-
-
-_ROUGH_TOKEN = re.compile(r"\w+|[^\w\s]")
-
-
-def approx_token_count(text: str) -> int:
-    """An upper-leaning guess at a wordpiece count for embedders without a tokenizer.
-
-    Words and punctuation marks count one each, but never fewer than one token per four
-    characters (long words and identifiers split into several pieces); plus two special tokens.
-    Over-counting only makes chunks a little shorter; under-counting would lose their tails.
-    """
-    pieces = len(_ROUGH_TOKEN.findall(text))
-    return max(pieces, math.ceil(len(text) / 4)) + 2

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from sidecar.embed.base import Vectors, approx_token_count, l2_normalise
+from sidecar.embed.base import Vectors, l2_normalise
 from sidecar.errors import ModelError, UsageError
 
 Kind = Literal["openai", "ollama"]
@@ -86,9 +86,6 @@ class HttpEmbedder:
             self.embed(["dimension probe"])
         assert self._dim is not None
         return self._dim
-
-    def count_tokens(self, text: str) -> int:
-        return approx_token_count(text)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if len(texts) == 0:

@@ -16,7 +16,7 @@ from hashlib import blake2b
 import numpy as np
 from numpy.typing import NDArray
 
-from sidecar.embed.base import Vectors, approx_token_count, l2_normalise
+from sidecar.embed.base import Vectors, l2_normalise
 from sidecar.errors import UsageError
 
 _WORD = re.compile(r"\w+")
@@ -39,9 +39,6 @@ class TinyEmbedder:
         for row, text in enumerate(texts):
             self._featurise(text, out[row])
         return l2_normalise(out)
-
-    def count_tokens(self, text: str) -> int:
-        return approx_token_count(text)
 
     def _featurise(self, text: str, row: NDArray[np.float32]) -> None:
         words = _WORD.findall(text.lower())
