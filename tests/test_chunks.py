@@ -150,3 +150,38 @@ def test_html_markup_is_no_chunk_text_but_the_text_between_tags_is() -> None:
     assert [b.start_line for b in parse_body(text).blocks] == [2, 6]
     assert note.tags == ("feature/x",)
     assert [link.target for link in note.links] == ["a.png"]  # the HTML is still read for links
+
+
+def test_a_section_of_nothing_but_an_embed_joins_the_next_chunk() -> None:
+    """dendron-site's seed-bank note has a Quickstart section holding only
+    ``![[dendron.topic.seed-bank.quickstart]]``: alone, that chunk (the title, the heading and
+    the embedded note's path) ranked above the quickstart note itself in BM25 for "seed bank
+    quickstart". It is the start of the chunk after it, which keeps its own heading."""
+    text = (
+        "# Seed Bank\n## Quickstart\n![[seed-bank.quickstart]]\n\n## Concepts\nA seed is a vault.\n"
+    )
+    note = parse_note("seed-bank.md", text, "h")
+    got = [(c.chunk_id, c.heading, c.start_line, c.end_line, c.text) for c in note.chunks]
+    assert got == [
+        (
+            "seed-bank.md#0",
+            "Seed Bank > Concepts",
+            3,
+            6,
+            "![[seed-bank.quickstart]]\n\nA seed is a vault.",
+        ),
+    ]
+
+
+def test_embeds_that_end_a_note_join_the_chunk_before_and_a_note_of_one_embed_keeps_it() -> None:
+    text = "# A\nalpha\n\n# B\n![[x]] ![[y|why]]\n![[z#part]]\n"
+    got = [(c.heading, c.text) for c in parse_note("T.md", text, "h").chunks]
+    assert got == [("A", "alpha\n\n![[x]] ![[y|why]]\n![[z#part]]")]
+    alone = parse_note("Albums.md", "![[Albums.base]]\n", "h").chunks
+    assert [(c.chunk_id, c.text) for c in alone] == [("Albums.md#0", "![[Albums.base]]")]
+
+
+def test_a_tag_line_or_an_embed_among_words_is_no_chunk_apart() -> None:
+    text = "# A\n#feature/filters\n\n# B\nSee ![[x]] for more.\n"
+    got = [c.text for c in parse_note("T.md", text, "h").chunks]
+    assert got == ["#feature/filters", "See ![[x]] for more."]

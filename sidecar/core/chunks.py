@@ -62,16 +62,53 @@ def make_chunks(
         sections.setdefault(bisect.bisect_right(heading_lines, block.start_line) - 1, []).append(
             block
         )
+    placed = [
+        (" > ".join(sections[index][0].breadcrumb), piece)
+        for index in sorted(sections)
+        for piece in _pack(sections[index], options)
+    ]
     chunks: list[Chunk] = []
-    for index in sorted(sections):
-        section = sections[index]
-        crumb = " > ".join(section[0].breadcrumb)
-        for piece in _pack(section, options):
-            seq = len(chunks)
-            embed = embedding_input(title, crumb, piece.text)  # built once: it is also hashed
-            chunks.append(Chunk(f"{path}#{seq}", path, seq, crumb, piece.start, piece.end,
-                                piece.text, embedding_hash(embed), embed))  # fmt: skip
+    for crumb, piece in _join_bare(placed):
+        seq = len(chunks)
+        embed = embedding_input(title, crumb, piece.text)  # built once: it is also hashed
+        chunks.append(Chunk(f"{path}#{seq}", path, seq, crumb, piece.start, piece.end,
+                            piece.text, embedding_hash(embed), embed))  # fmt: skip
     return tuple(chunks)
+
+
+_EMBED_LINE = re.compile(r"[ \t]*(?:!\[\[[^\[\]\n]+\]\][ \t]*)+")
+
+
+def _bare(text: str) -> bool:
+    """Nothing but embeds (``![[note]]``): a reader sees another note there, not this text."""
+    return all(_EMBED_LINE.fullmatch(line) for line in text.splitlines())
+
+
+def _join_bare(placed: list[tuple[str, _Piece]]) -> list[tuple[str, _Piece]]:
+    """A piece of nothing but embeds joins the piece after it (the last one, the piece before
+    it) and takes that piece's heading: alone, its text is the embedded note's path, a chunk of
+    a few words that outranks in BM25 the notes those words are about (dendron-site's
+    ``![[dendron.topic.seed-bank.quickstart]]`` above that note for "seed bank quickstart").
+    A note with nothing else keeps it as its only chunk."""
+    if len(placed) < 2 or not any(_bare(p.text) for _, p in placed):
+        return placed
+    out: list[tuple[str, _Piece]] = []
+    held: _Piece | None = None
+    for crumb, piece in placed:
+        if held is not None:
+            piece = _Piece(held.start, piece.end, held.text + "\n\n" + piece.text)
+            held = None
+        if _bare(piece.text):
+            held = piece
+            continue
+        out.append((crumb, piece))
+    if held is not None:
+        if out:
+            crumb, last = out[-1]
+            out[-1] = (crumb, _Piece(last.start, held.end, last.text + "\n\n" + held.text))
+        else:
+            out.append((placed[-1][0], held))
+    return out
 
 
 def _pack(section: Sequence[Block], options: ChunkOptions) -> list[_Piece]:
