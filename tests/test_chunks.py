@@ -146,7 +146,7 @@ def test_html_markup_is_no_chunk_text_but_the_text_between_tags_is() -> None:
     )
     note = parse_note("n.md", text, "h")
     got = [c.text for c in note.chunks if c.chunk_id != "n.md#properties"]
-    assert got == ["Press  Ctrl  now next  #feature/x , `<b>code</b>` stays.\n\nShown  link words"]
+    assert got == ["Press Ctrl now next #feature/x, `<b>code</b>` stays.\n\nShown link words"]
     assert [b.start_line for b in parse_body(text).blocks] == [2, 6]
     assert note.tags == ("feature/x",)
     assert [link.target for link in note.links] == ["a.png"]  # the HTML is still read for links

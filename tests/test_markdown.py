@@ -70,7 +70,7 @@ def test_the_first_to_begin_of_code_and_comment_wins() -> None:
     # CommonMark's rule for code spans and raw HTML, which Obsidian's comments follow: a code
     # span shows its `%%` literally, and a comment hides the backticks inside it.
     s = scan("Use `%%x%%` to hide, %%a `b` [[c]] #d%% [[e]] #f `g %%` [[h]] #i%%\n")
-    assert [b.text for b in s.blocks] == ["Use `%%x%%` to hide,   [[e]] #f `g %%` [[h]] #i%%"]
+    assert [b.text for b in s.blocks] == ["Use `%%x%%` to hide,  [[e]] #f `g %%` [[h]] #i%%"]
     assert [link.target for link in s.links] == ["e", "h"]
     assert s.tags == ("f", "i")
 

@@ -343,7 +343,9 @@ def _seen(
             continue
         parts.append(body[pos:a])
         ends = body.count("\n", a, b)
-        kept = "\n" * ends or " "  # words either side stay apart
+        # a space only where the cut joins two words ("now<br>next", not "<kbd>Ctrl</kbd>.")
+        joins = body[a - 1 : a].isalnum() and body[b : b + 1].isalnum()
+        kept = "\n" * ends or (" " if joins else "")
         parts.append(kept)
         removed.append((b, b - a - len(kept)))
         pos = b

@@ -13,9 +13,9 @@ from sidecar.core.model import ParsedNote
 
 # Bumped whenever ``parse_note`` reads a note differently: an index a different version made is
 # read again whole once (``Indexer.stale``), the vectors of unchanged chunks carried over.
-PARSER_VERSION = "marko-6"  # 2: links carry their columns; 3: long lists cut between items;
+PARSER_VERSION = "marko-7"  # 2: links carry their columns; 3: long lists cut between items;
 # 4: comments and HTML markup left out of chunk text; 5: a code span shows its ``%%``;
-# 6: a piece that is nothing but embeds joins its neighbour
+# 6: a piece that is nothing but embeds joins its neighbour; 7: no doubled space where a tag was
 
 
 def parsed_by(options: ChunkOptions) -> str:
