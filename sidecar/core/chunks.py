@@ -90,7 +90,7 @@ def _join_bare(placed: list[tuple[str, _Piece]]) -> list[tuple[str, _Piece]]:
     a few words that outranks in BM25 the notes those words are about (dendron-site's
     ``![[dendron.topic.seed-bank.quickstart]]`` above that note for "seed bank quickstart").
     A note with nothing else keeps it as its only chunk."""
-    if len(placed) < 2 or not any(_bare(p.text) for _, p in placed):
+    if len(placed) < 2:
         return placed
     out: list[tuple[str, _Piece]] = []
     held: _Piece | None = None

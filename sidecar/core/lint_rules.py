@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -84,8 +85,8 @@ class Context:
     @cached_property
     def hash_names(self) -> dict[str, str]:
         """Notes whose name holds a ``#``, which a wikilink cannot name, by ``_squashed`` name."""
-        stems = ((posixpath.splitext(posixpath.basename(p))[0], p) for p in self.notes)
-        return {_squashed(stem): path for stem, path in stems if "#" in stem}
+        named = self.catalog.basenames.items()  # lowercase NFC names, as links are matched
+        return {_squashed(name): paths[0] for name, paths in named if "#" in name}
 
     @cached_property
     def basenames(self) -> Counter[str]:
@@ -171,7 +172,7 @@ def dangling_target(ctx: Context) -> Iterator[Hit]:
 
 def _squashed(name: str) -> str:
     """A name as a wikilink's ``#`` split leaves it: spaces around the ``#`` dropped."""
-    return "".join(name.lower().split())
+    return "".join(unicodedata.normalize("NFC", name).lower().split())
 
 
 def ambiguous_link(ctx: Context) -> Iterator[Hit]:
