@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,7 +12,11 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from sidecar.services.context import Services
+# The fast loop runs over and over. With PYTHONDONTWRITEBYTECODE set (as on CI machines) each
+# run compiled and assert-rewrote every test and sidecar module again: 8 of a run's 60 s.
+sys.dont_write_bytecode = False
+
+from sidecar.services.context import Services  # noqa: E402  (after the line above)
 
 # Property and fuzz tests: a short run in CI, a long one nightly (HYPOTHESIS_PROFILE=nightly).
 settings.register_profile("ci", max_examples=200, deadline=None, database=None)
