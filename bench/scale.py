@@ -507,7 +507,11 @@ def render_table(results: list[dict[str, Any]]) -> str:
 
 
 def render_plot(results: list[dict[str, Any]]) -> None:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:  # the README's install has no plotting: the table is the result
+        print(f"{PLOT.relative_to(REPO)} not redrawn: pip install matplotlib to draw it")
+        return
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -547,6 +551,7 @@ def render_plot(results: list[dict[str, Any]]) -> None:
     fig.tight_layout()
     PLOT.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(PLOT, dpi=100)
+    print(f"wrote {PLOT.relative_to(REPO)}")
 
 
 def render_docs() -> None:
@@ -559,8 +564,8 @@ def render_docs() -> None:
     if not rest:
         raise SystemExit(f"{DOC} has no {BEGIN} marker")
     DOC.write_text(f"{before}{BEGIN}\n{render_table(results)}\n{END}{after}", "utf-8")
+    print(f"wrote {DOC.relative_to(REPO)}")
     render_plot(results)
-    print(f"wrote {DOC.relative_to(REPO)} and {PLOT.relative_to(REPO)}")
 
 
 def main() -> None:
