@@ -52,8 +52,7 @@ def real_model_id(spec: str) -> tuple[str, int]:
     """The id and dimension a daemon with this ``embed.model`` files its vectors under, built
     as ``Services.from_settings`` builds its embedder (the requantised copy in the user's
     cache): the id names the file's hash and the recipe, so no model is loaded."""
-    cache = model_cache_dir({"XDG_CACHE_HOME": str(Path.home() / ".cache")})
-    embedder = load_embedder(spec, cache_dir=cache)
+    embedder = load_embedder(spec, cache_dir=model_cache_dir(os.environ))
     return embedder.model_id, embedder.dim
 
 

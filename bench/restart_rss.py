@@ -78,10 +78,9 @@ def measure(
             r["stages"] = steps
         with d.client() as c:
             status = c.call("index.status")
-        # a daemon that queued chunks to embed would not be measuring a settled restart
-        r["pending"], r["store_cache_mib"] = status["pending"], status.get("store_cache_mib")
-        r["model"] = status.get("model")
-        with d.client() as c:
+            # a daemon that queued chunks to embed would not be measuring a settled restart
+            r["pending"], r["store_cache_mib"] = status["pending"], status.get("store_cache_mib")
+            r["model"] = status.get("model")
             picks = [{"note": rng.choice(notes)} for _ in range(200)]
             r["backlinks"] = summary([timed(c.call, "note.backlinks", p) for p in picks])
         r["hybrid"] = search_latency(d, "hybrid", queries(rng, 200))

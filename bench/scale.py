@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -473,8 +474,9 @@ ROWS: list[tuple[str, Any]] = [
 def load_results() -> list[dict[str, Any]]:
     """The runs of record: this code's and the code it is compared with (``before``); runs of
     a variant (another ``--label``) are kept beside them, not drawn."""
-    found = [json.loads(p.read_text()) for p in RESULTS.glob("scale-*.json")]
-    found = [r for r in found if r.get("label", "") in ("", "before")]
+    of_record = re.compile(r"scale-\d+(-before)?\.json")  # what a run without --label writes
+    paths = [p for p in RESULTS.glob("scale-*.json") if of_record.fullmatch(p.name)]
+    found = [json.loads(p.read_text()) for p in paths]
     return sorted(found, key=lambda r: (r["notes"], r.get("label") != "before"))
 
 
