@@ -242,11 +242,15 @@ def test_reminders_due_upcoming_snooze_and_announce_once(s: Services, clock: Fak
          due_at="2026-12-10T09:00:00Z")  # fmt: skip
     r = call(s, "reminders.due", within=3600)
     assert (r["due"], [e["id"] for e in r["upcoming"]]) == ([], ["soon"])
+    soon = s.memory.clock() + dt.timedelta(seconds=60)
+    assert reminders.next_announcement(s.memory) == soon  # the daemon sleeps until then
     clock.advance(60)
     assert [e["id"] for e in call(s, "reminders.due")["due"]] == ["soon"]
     pending = reminders.pending_announcements(s.memory)
     assert [p["id"] for p in reminders.mark_announced(s.memory, pending)] == ["soon"]
     assert reminders.pending_announcements(s.memory) == []
+    later = dt.datetime(2026, 12, 10, 9, tzinfo=dt.UTC)
+    assert reminders.next_announcement(s.memory) == later  # "soon" was announced
     call(s, "reminders.snooze", id="soon", seconds=300)
     assert call(s, "reminders.due")["due"] == []
     clock.advance(300)

@@ -11,6 +11,7 @@ import threading
 
 import pytest
 
+from sidecar.daemon.alarm import Alarm
 from sidecar.daemon.supervise import Supervisor
 from sidecar.daemon.writer import Writer
 from sidecar.errors import StoreError
@@ -88,3 +89,37 @@ def test_a_stop_does_not_wait_for_a_stuck_write() -> None:
         return finished, isinstance(outcome[1], StoreError)
 
     assert run(main()) == (False, True)
+
+
+def test_an_alarm_goes_off_once_at_the_earliest_time_and_again_if_it_rang_meanwhile() -> None:
+    async def main() -> list[float]:
+        loop = asyncio.get_running_loop()
+        runs: list[float] = []
+        release = asyncio.Event()
+
+        async def job() -> None:
+            runs.append(loop.time())
+            if len(runs) == 2:
+                await release.wait()
+
+        alarm = Alarm(job)
+        t0 = loop.time()
+        alarm.at(t0 + 0.2)
+        alarm.at(t0 + 0.05)  # earlier: replaces the pending one
+        alarm.at(t0 + 0.1)  # later than the one pending: no change
+        await asyncio.sleep(0.3)
+        alarm.at(loop.time())  # the second run waits on ``release``...
+        await asyncio.sleep(0.05)
+        alarm.at(loop.time())  # ...and this alarm rings meanwhile: one more run after it
+        await asyncio.sleep(0.05)
+        assert len(runs) == 2
+        release.set()
+        await asyncio.sleep(0.05)
+        alarm.at(loop.time() + 10)
+        alarm.cancel()
+        await asyncio.sleep(0.05)
+        return [r - t0 for r in runs]
+
+    runs = run(main())
+    assert isinstance(runs, list) and len(runs) == 3, runs
+    assert 0.05 <= runs[0] < 0.2, runs

@@ -29,9 +29,10 @@ from sidecar.api import Registry
 from sidecar.api.relation_methods import taxonomy_of
 from sidecar.config import Settings
 from sidecar.daemon import lint_job
+from sidecar.daemon.alarm import Alarm
 from sidecar.daemon.debounce import CHANGED, Debouncer, Kind
 from sidecar.daemon.heap import freeze_long_lived, release_free_memory
-from sidecar.daemon.memory_jobs import MemoryJobs
+from sidecar.daemon.memory_jobs import RESCAN_SECONDS, MemoryJobs
 from sidecar.daemon.notify import sd_notify
 from sidecar.daemon.progress_log import EmbedProgress, ready_hint
 from sidecar.daemon.queries import Queries
@@ -123,6 +124,8 @@ class Daemon:
         self._saved = False  # a save woke the embedding: hold it back for the person's query
         self._saves_uncompacted = 0  # saves since the chunks table was last compacted
         self._chunks_stops = 0  # compactions of it stopped since: each doubles the quiet wanted
+        self._chunks_alarm = Alarm(self.supervisor.guard("chunks compaction", self._compact_chunks))
+        self._memory: MemoryJobs | None = None  # from _schedule, once the server can notify
         self.embed_progress = EmbedProgress()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._child: subprocess.Popen[str] | None = None  # the bulk-index child, while it runs
@@ -153,6 +156,8 @@ class Daemon:
         if method != "index.reindex":
             out = await self.writer.submit(lambda: spec.handler(self.services, model))
             self._embed_wake.set()  # it may have written chunks that want vectors
+            if self._memory is not None:
+                self._memory.arm()  # or a reminder
             return out
         # Parse in the writer; vectors come from the embedding loop, which we wait for if asked,
         # so other writes are never stuck behind the model.
@@ -342,6 +347,7 @@ class Daemon:
         # and recall finds no note until the vectors are in.
         self._saved = self._saved or paths is not None
         self._saves_uncompacted += paths is not None
+        self._arm_chunks()
         self._embed_wake.set()
         return True
 
@@ -482,12 +488,11 @@ class Daemon:
         slows every search, read by id and delete after it. It gives way to a save or a
         query (``_give_way``) and is tried again in a quiet moment twice as long (at 10k
         notes it takes ~1 s, which people editing may never leave it)."""
-        wanted = int(self.settings["daemon.compact_saves"])
-        last = max(self.writer.last_write, self._last_request)
-        quiet = time.monotonic() - last >= CHUNKS_QUIET_S * 2 ** min(self._chunks_stops, 3)
-        if not wanted or self._saves_uncompacted < wanted or not quiet or not self.runtime["ready"]:
+        due = self._chunks_due()
+        if due is None:
             return
-        if self.writer.busy or self.writer.pending:
+        if due > time.monotonic():
+            self._chunks_alarm.at(due)  # wait for the end of the quiet spell
             return
         t0, saves = time.monotonic(), self._saves_uncompacted
         ran = await self.writer.submit(
@@ -499,6 +504,23 @@ class Daemon:
         _log.info("chunks table %s after %.2f s (%d saves)",
                   "compacted" if ran else "compaction stopped for a save or a query",
                   time.monotonic() - t0, saves)  # fmt: skip
+        self._arm_chunks()
+
+    def _arm_chunks(self) -> None:
+        due = self._chunks_due()
+        if due is not None:
+            self._chunks_alarm.at(due)
+
+    def _chunks_due(self) -> float | None:
+        """When the chunks table may be compacted: at the end of the quiet spell after the last
+        write or request; None while too few saves wait."""
+        wanted = int(self.settings["daemon.compact_saves"])
+        if not wanted or self._saves_uncompacted < wanted:
+            return None
+        quiet = CHUNKS_QUIET_S * float(2 ** min(self._chunks_stops, 3))
+        if self.writer.busy or self.writer.pending or not self.runtime["ready"]:
+            return time.monotonic() + quiet
+        return max(self.writer.last_write, self._last_request) + quiet
 
     def _give_way(self) -> bool:  # the writer's thread, while it compacts the chunks table
         return bool(self.writer.pending or self.debouncer.waiting or self.queries.running)
@@ -510,10 +532,10 @@ class Daemon:
         idle = int(self.settings["daemon.compact_idle_seconds"])
         self.scheduler.add_job(guard("compaction", self._compact), "interval",
                                seconds=max(1, min(30, idle)), id="compact")  # fmt: skip
-        self.scheduler.add_job(guard("chunks compaction", self._compact_chunks), "interval",
-                               seconds=1, id="compact-chunks")  # fmt: skip
-        memory = MemoryJobs(self.services, self.writer, self.server.notify, self.supervisor)
-        self.scheduler.add_job(guard("memory", memory.tick), "interval", seconds=1, id="memory")
+        self._memory = MemoryJobs(self.services, self.writer, self.server.notify, self.supervisor)
+        self._memory.arm()
+        self.scheduler.add_job(guard("memory", self._memory.tick), "interval",
+                               seconds=RESCAN_SECONDS, id="memory")  # fmt: skip
         self.scheduler.add_job(guard("lint", self._lint),
                                lint_job.trigger(str(self.settings["lint.schedule"])), id="lint")  # fmt: skip
         minutes = int(self.settings["watch.rescan_minutes"])
@@ -576,6 +598,9 @@ class Daemon:
             sd_notify("STOPPING=1")
             _log.info("stopping: draining the write queue")
             self.scheduler.shutdown(wait=False)
+            self._chunks_alarm.cancel()
+            if self._memory is not None:
+                self._memory.stop()
             self.watcher.stop()
             self._embed_wake.set()
             await self._stop_within(float(self.settings["daemon.stop_seconds"]))

@@ -1,5 +1,6 @@
-"""The daemon's memory housekeeping, one tick a second: announce due reminders (``reminder.due``),
-pick up entry files edited in the editor, archive expired entries, compact the table when idle.
+"""The daemon's memory housekeeping: announce due reminders (``reminder.due``) when they come
+due, and every few seconds pick up entry files edited in the editor, archive expired entries and
+compact the table when idle.
 
 Every check runs read-only first and touches the writer only when there is something to write,
 so an idle daemon never queues a job (the writer's idle time is what compaction waits for). The
@@ -16,13 +17,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sidecar.core.memory import is_expired
+from sidecar.daemon.alarm import Alarm
 from sidecar.daemon.writer import Health, Writer
 from sidecar.services.context import Services
-from sidecar.services.reminders import mark_announced, pending_announcements
+from sidecar.services.reminders import mark_announced, next_announcement, pending_announcements
 
 _log = logging.getLogger("sidecar.daemon.memory")
 Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
-RESCAN_SECONDS = 5.0
+RESCAN_SECONDS = 5  # the interval of ``tick``
 
 
 class MemoryJobs:
@@ -33,24 +35,45 @@ class MemoryJobs:
         self.writer = writer
         self.notify = notify
         self.compact_idle = compact_idle
-        self._last_scan = 0.0
         self._writes = 0
         self._task: asyncio.Task[None] | None = None
+        self._alarm = Alarm(self._due)
         services.memory.index.persist_on_read = False  # from now on only the writer writes
 
     async def tick(self) -> None:
-        """Start one pass and return at once (the scheduler warns about ticks that overlap);
-        while a pass still waits for a busy writer, further ticks do nothing."""
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._pass(), name="sidecar-memory")
+        """Every ``RESCAN_SECONDS``: a whole pass."""
+        self._start(rescan=True)
 
-    async def _pass(self) -> None:
+    async def _due(self) -> None:
+        self._start(rescan=False)
+
+    def arm(self) -> None:
+        """Wake up when the next reminder comes due; call after anything that may have written
+        one (a reminder's time is known, so nothing polls for it)."""
+        due = next_announcement(self.services.memory)
+        if due is not None:
+            wait = (due - self.services.memory.clock()).total_seconds()
+            self._alarm.at(asyncio.get_running_loop().time() + max(0.0, wait))
+
+    def stop(self) -> None:
+        self._alarm.cancel()
+
+    def _start(self, rescan: bool) -> None:
+        """Start one pass and return at once (the scheduler warns about ticks that overlap);
+        while a pass still waits for a busy writer, further ticks do nothing: two passes at
+        once could announce a reminder twice."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(
+                self._pass(rescan), name="sidecar-memory"
+            )
+
+    async def _pass(self, rescan: bool) -> None:
         try:
             await self._announce()
-            if time.monotonic() - self._last_scan >= RESCAN_SECONDS:
-                self._last_scan = time.monotonic()
+            if rescan:
                 await self._rescan()
-            await self._compact()
+                await self._compact()
+            self.arm()
         except Exception as exc:  # the daemon keeps serving; the next tick retries
             if self.health is None:
                 _log.exception("memory housekeeping failed")

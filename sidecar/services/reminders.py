@@ -63,6 +63,13 @@ def pending_announcements(service: MemoryService) -> list[Record]:
     ]  # fmt: skip
 
 
+def next_announcement(service: MemoryService) -> dt.datetime | None:
+    """The earliest due time not yet announced, past or future."""
+    return min((r.entry.due_at for r in _reminders(service)
+                if r.entry.due_at is not None and r.counters.notified_for != iso(r.entry.due_at)),
+               default=None)  # fmt: skip
+
+
 def mark_announced(service: MemoryService, records: list[Record]) -> list[dict[str, Any]]:
     """Record the announcement (a table write: the daemon runs this on its writer) and return
     the ``reminder.due`` notification payloads."""
