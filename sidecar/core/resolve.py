@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import posixpath
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sidecar.core.model import Edge, LinkRef, LinkState
@@ -99,7 +99,8 @@ class Catalog:
     """Lookup tables over every note's path, basename, aliases and id."""
 
     paths: dict[str, str] = field(default_factory=dict)
-    basenames: dict[str, list[str]] = field(default_factory=dict)
+    # tuples: most names are one note's, and a list of one is twice a tuple's size
+    basenames: dict[str, tuple[str, ...]] = field(default_factory=dict)
     names: dict[str, list[str]] = field(default_factory=dict)
     exact: set[str] = field(default_factory=set)
     files: dict[str, str] = field(default_factory=dict)  # attachment paths, by lowercase path
@@ -142,7 +143,8 @@ class Catalog:
         self.exact.add(note.path)
         stem = _strip_ext(_nfc(note.path))
         self.paths[stem.lower()] = note.path
-        self.basenames.setdefault(posixpath.basename(stem).lower(), []).append(note.path)
+        base = posixpath.basename(stem).lower()
+        self.basenames[base] = (*self.basenames.get(base, ()), note.path)
         for name in _names(note):
             self.names.setdefault(name, []).append(note.path)
 
@@ -151,7 +153,7 @@ class Catalog:
         stem = _strip_ext(_nfc(note.path))
         if self.paths.get(stem.lower()) == note.path:
             del self.paths[stem.lower()]
-        _discard(self.basenames, posixpath.basename(stem).lower(), note.path)
+        _drop(self.basenames, posixpath.basename(stem).lower(), note.path)
         for name in _names(note):
             _discard(self.names, name, note.path)
 
@@ -236,13 +238,13 @@ class Catalog:
             if hit is not None and ("/" in key or len(self.basenames.get(key, ())) < 2):
                 return Resolution(hit, "valid")
         for key in keys:
-            found = self._unique(self.basenames.get(posixpath.basename(key), []), key, source)
+            found = self._unique(self.basenames.get(posixpath.basename(key), ()), key, source)
             if found.state != "broken":
                 return found
         return self._unique(self.names.get(target.strip().lower(), []), written, source)
 
     @staticmethod
-    def _unique(candidates: list[str], key: str, source: str) -> Resolution:
+    def _unique(candidates: Sequence[str], key: str, source: str) -> Resolution:
         if not candidates:
             return Resolution(None, "broken")
         if len(candidates) == 1:
@@ -316,6 +318,14 @@ def _discard(table: dict[str, list[str]], key: str, path: str) -> None:
         paths.remove(path)
         if not paths:
             del table[key]
+
+
+def _drop(table: dict[str, tuple[str, ...]], key: str, path: str) -> None:
+    kept = tuple(p for p in table.get(key, ()) if p != path)
+    if kept:
+        table[key] = kept
+    else:
+        table.pop(key, None)
 
 
 def _strip_ext(path: str) -> str:

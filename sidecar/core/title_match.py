@@ -42,7 +42,8 @@ class TitleMatcher:
         """``names``: (path, title or alias) pairs."""
         self.min_chars = min_chars
         self._by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-        self._names_of: dict[str, list[tuple[str, ...]]] = {}
+        # a tuple a note: most have one name, and a list of one is twice a tuple's size
+        self._names_of: dict[str, tuple[tuple[str, ...], ...]] = {}
         self._short: dict[tuple[str, ...], set[str]] = {}
         for path, name in names:
             for each in with_codes([name]):
@@ -58,10 +59,10 @@ class TitleMatcher:
             return None
         if len(" ".join(toks)) < self.min_chars:  # too short to look for in text, but a query
             self._short.setdefault(toks, set()).add(path)  # that is just "BOTW" names it
-            self._names_of.setdefault(path, []).append(toks)
+            self._names_of[path] = (*self._names_of.get(path, ()), toks)
             return None
         self._by_first.setdefault(toks[0], []).append((toks, path))
-        self._names_of.setdefault(path, []).append(toks)
+        self._names_of[path] = (*self._names_of.get(path, ()), toks)
         return toks[0]
 
     def put(self, path: str, names: Iterable[str]) -> None:

@@ -69,9 +69,14 @@ def _read_index(
         _log.info("%d notes to index again (left half-written)", len(drifted))
         store.delete_notes(drifted)
         keys = store.chunk_keys()
-    notes_and_edges = store.load_state()
-    vectors.load(keys, store.vector_batches(model))
-    return notes_and_edges
+    notes, edges = store.load_state()
+
+    def same(path: str) -> str:  # the note's own path string: one per note for the whole index
+        note = notes.get(path)
+        return path if note is None else note.path
+
+    vectors.load(keys, store.vector_batches(model), same)
+    return notes, edges
 
 
 @dataclass

@@ -101,7 +101,8 @@ class IndexState:
         return self._titles
 
     def _index_links(self, note: NoteRecord, *, add: bool) -> None:
-        # Lists, each note once a key, not sets: at 10k notes the sets of 8k keys held 3.3 MiB.
+        # Lists, not sets: each note is entered once a key, and most keys have a few notes,
+        # for which a set is several times the size of a list.
         for key in {key for link in note.links for key in link_keys(link)}:
             if add:
                 self._sources_by_key.setdefault(key, []).append(note.path)

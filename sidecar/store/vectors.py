@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import mmap
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -76,10 +76,15 @@ class VectorIndex:
 
     # -- what the store holds -----------------------------------------------------------------
 
-    def load(self, chunks: pa.Table, vectors: Iterable[tuple[pa.Array, Vectors]]) -> None:
+    def load(
+        self,
+        chunks: pa.Table,
+        vectors: Iterable[tuple[pa.Array, Vectors]],
+        same: Callable[[str], str] = str,
+    ) -> None:
         """Every chunk (``path``, ``seq``, ``content_hash``, ``start_line``, ``end_line``),
         then the model's stored vectors in batches (hashes, matrix), joined by hash in Arrow;
-        chunks without one wait."""
+        chunks without one wait. ``same(path)``: an equal string already held, to keep."""
         chunks = chunks.sort_by([("path", "ascending"), ("seq", "ascending")])
         hashes = chunks["content_hash"].combine_chunks()
         n = len(hashes)
@@ -95,7 +100,7 @@ class VectorIndex:
             # one string per note, not per chunk: the paths dictionary-encoded; each note's rows
             # are a run (sorted by path), kept as a range until the note changes
             paths = pc.dictionary_encode(chunks["path"].combine_chunks())
-            names = paths.dictionary.to_pylist()
+            names = [same(name) for name in paths.dictionary.to_pylist()]
             index = paths.indices.to_numpy()
             bounds = [*np.flatnonzero(np.diff(index, prepend=-1)).tolist(), n]
             for start, end in itertools.pairwise(bounds):
