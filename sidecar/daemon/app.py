@@ -156,8 +156,9 @@ class Daemon:
         if method != "index.reindex":
             out = await self.writer.submit(lambda: spec.handler(self.services, model))
             self._embed_wake.set()  # it may have written chunks that want vectors
-            if self._memory is not None:
-                self._memory.arm()  # or a reminder
+            if self._memory is not None:  # or a reminder; a failure here is not the write's:
+                with contextlib.suppress(Exception):  # the 5-s pass arms again and reports it
+                    self._memory.arm()
             return out
         # Parse in the writer; vectors come from the embedding loop, which we wait for if asked,
         # so other writes are never stuck behind the model.
