@@ -92,34 +92,40 @@ def test_a_stop_does_not_wait_for_a_stuck_write() -> None:
 
 
 def test_an_alarm_goes_off_once_at_the_earliest_time_and_again_if_it_rang_meanwhile() -> None:
+    """Ordered by events, not by timing: the times differ by seconds, so a loaded machine's
+    late loop cannot change the outcome."""
+
     async def main() -> list[float]:
         loop = asyncio.get_running_loop()
         runs: list[float] = []
-        release = asyncio.Event()
+        ran, release = asyncio.Event(), asyncio.Event()
 
         async def job() -> None:
             runs.append(loop.time())
+            ran.set()
             if len(runs) == 2:
                 await release.wait()
 
         alarm = Alarm(job)
         t0 = loop.time()
-        alarm.at(t0 + 0.2)
-        alarm.at(t0 + 0.05)  # earlier: replaces the pending one
-        alarm.at(t0 + 0.1)  # later than the one pending: no change
-        await asyncio.sleep(0.3)
+        alarm.at(t0 + 30)
+        alarm.at(t0)  # earlier: replaces the pending one
+        alarm.at(t0 + 20)  # later than the one pending: no change
+        await asyncio.wait_for(ran.wait(), 10)  # long before the 20 or 30 s ones
+        ran.clear()
         alarm.at(loop.time())  # the second run waits on ``release``...
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(ran.wait(), 10)
         alarm.at(loop.time())  # ...and this alarm rings meanwhile: one more run after it
         await asyncio.sleep(0.05)
         assert len(runs) == 2
+        ran.clear()
         release.set()
-        await asyncio.sleep(0.05)
-        alarm.at(loop.time() + 10)
+        await asyncio.wait_for(ran.wait(), 10)
+        alarm.at(loop.time() + 0.05)
         alarm.cancel()
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)  # a cancelled alarm does not ring
         return [r - t0 for r in runs]
 
     runs = run(main())
     assert isinstance(runs, list) and len(runs) == 3, runs
-    assert 0.05 <= runs[0] < 0.2, runs
+    assert runs[0] < 20, runs

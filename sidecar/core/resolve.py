@@ -99,12 +99,13 @@ class Catalog:
     """Lookup tables over every note's path, basename, aliases and id."""
 
     paths: dict[str, str] = field(default_factory=dict)
-    # tuples: most names are one note's, and a list of one is twice a tuple's size
+    # Paths by name as tuples (``_put``, ``_drop``): most names are one note's, and a list of
+    # one is twice a tuple's size.
     basenames: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    names: dict[str, list[str]] = field(default_factory=dict)
+    names: dict[str, tuple[str, ...]] = field(default_factory=dict)
     exact: set[str] = field(default_factory=set)
     files: dict[str, str] = field(default_factory=dict)  # attachment paths, by lowercase path
-    file_names: dict[str, list[str]] = field(default_factory=dict)  # ... by lowercase name
+    file_names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ... by lowercase name
     attachment_folder: str | None = None  # Obsidian's ``attachmentFolderPath``
 
     @classmethod
@@ -123,19 +124,17 @@ class Catalog:
         # Two paths differing only in case: the path lookup finds the first sorted.
         key = _nfc(path).lower()
         self.files[key] = min(path, self.files.get(key, path))
-        names = self.file_names.setdefault(file_name_key(path), [])
-        if path not in names:
-            names.append(path)
+        _put(self.file_names, file_name_key(path), path)
 
     def has_file(self, path: str) -> bool:
         return path in self.file_names.get(file_name_key(path), ())
 
     def remove_file(self, path: str) -> None:
         key = _nfc(path).lower()
-        _discard(self.file_names, file_name_key(path), path)
+        _drop(self.file_names, file_name_key(path), path)
         if self.files.get(key) == path:
             del self.files[key]
-            for other in self.file_names.get(file_name_key(path), []):
+            for other in self.file_names.get(file_name_key(path), ()):
                 if _nfc(other).lower() == key:
                     self.add_file(other)
 
@@ -143,10 +142,9 @@ class Catalog:
         self.exact.add(note.path)
         stem = _strip_ext(_nfc(note.path))
         self.paths[stem.lower()] = note.path
-        base = posixpath.basename(stem).lower()
-        self.basenames[base] = (*self.basenames.get(base, ()), note.path)
+        _put(self.basenames, posixpath.basename(stem).lower(), note.path)
         for name in _names(note):
-            self.names.setdefault(name, []).append(note.path)
+            _put(self.names, name, note.path)
 
     def remove(self, note: NoteKey) -> None:
         self.exact.discard(note.path)
@@ -155,7 +153,7 @@ class Catalog:
             del self.paths[stem.lower()]
         _drop(self.basenames, posixpath.basename(stem).lower(), note.path)
         for name in _names(note):
-            _discard(self.names, name, note.path)
+            _drop(self.names, name, note.path)
 
     def resolve(self, link: LinkRef, source: str) -> Resolution:
         first = self._resolve_target(link, link.target, source)
@@ -186,7 +184,7 @@ class Catalog:
 
     def _attachment(self, link: LinkRef, target: str, source: str) -> Resolution:
         written = target.lstrip("/").lower()
-        named = self.file_names.get(posixpath.basename(written), [])
+        named = self.file_names.get(posixpath.basename(written), ())
         bases = (_nfc(posixpath.dirname(source)).lower(), "") if link.markdown else ("",)
         for base in bases:
             joined = posixpath.normpath(posixpath.join(base, written))
@@ -241,7 +239,7 @@ class Catalog:
             found = self._unique(self.basenames.get(posixpath.basename(key), ()), key, source)
             if found.state != "broken":
                 return found
-        return self._unique(self.names.get(target.strip().lower(), []), written, source)
+        return self._unique(self.names.get(target.strip().lower(), ()), written, source)
 
     @staticmethod
     def _unique(candidates: Sequence[str], key: str, source: str) -> Resolution:
@@ -312,12 +310,10 @@ def _nfc(text: str) -> str:
     return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
-def _discard(table: dict[str, list[str]], key: str, path: str) -> None:
-    paths = table.get(key)
-    if paths and path in paths:
-        paths.remove(path)
-        if not paths:
-            del table[key]
+def _put(table: dict[str, tuple[str, ...]], key: str, path: str) -> None:
+    paths = table.get(key, ())
+    if path not in paths:
+        table[key] = (*paths, path)
 
 
 def _drop(table: dict[str, tuple[str, ...]], key: str, path: str) -> None:

@@ -22,10 +22,6 @@ class Alarm:
         self._task: asyncio.Task[None] | None = None
         self._again = False
 
-    @property
-    def when(self) -> float | None:
-        return None if self._handle is None else self._handle.when()
-
     def at(self, when: float) -> None:
         if self._handle is not None and self._handle.when() <= when:
             return
