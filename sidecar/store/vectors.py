@@ -9,7 +9,10 @@ changed a real recall test's first answer).
 
 A vector belongs to the text it was computed from (its content hash), so it cannot go stale:
 a chunk whose hash has no vector yet waits for one, and the hashes waited for, newest first,
-are the embedding stage's queue. A removed note's rows become holes the next chunks reuse.
+are the embedding stage's queue. The queue is the rows themselves (no vector, a hash, the
+order they began to wait in), not a Python object per hash: a cold start's backlog is every
+chunk, and tens of thousands of small objects freed one batch at a time leave the allocator's
+arenas pinned (10k notes: 18 MiB). A removed note's rows become holes the next chunks reuse.
 Each row also keeps its chunk's lines, so that a save's writer knows what the chunks table
 holds for the note without reading it (``IndexStore.put_chunks``).
 """
@@ -56,8 +59,9 @@ class VectorIndex:
         self._path: list[str] = []
         self._free: list[int] = []
         self._rows: dict[str, Sequence[int]] = {}  # note -> its chunks' rows, by seq
-        # hash -> rows waiting for its vector; insertion order: newest last
-        self._waiting: dict[str, list[int]] = {}
+        # a row waits for its vector when it has a hash and no vector; ``_since`` orders them
+        self._since: NDArray[np.int64] = np.zeros(0, np.int64)
+        self._clock = 0  # the ``_since`` of the next row to wait
         self._pending = 0  # rows waiting
 
     def __len__(self) -> int:
@@ -112,8 +116,7 @@ class VectorIndex:
                 found = np.flatnonzero(at.is_valid().to_numpy(zero_copy_only=False))
                 self._put(found, batch[at.drop_null().to_numpy()])
                 self._alive[found] = True
-            for row in np.flatnonzero(~self._alive[:n]).tolist():
-                self._wait(self._hash[row].decode(), row)
+            self._wait(np.flatnonzero(~self._alive[:n]))
 
     # -- changes ------------------------------------------------------------------------------
 
@@ -135,16 +138,17 @@ class VectorIndex:
             kept: dict[str, tuple[NDArray[np.int16], np.float32]] = {}
             for path in [*notes, *gone]:
                 for row in self._rows.pop(path, ()):
-                    h = self._hash[row].decode()
                     if self._alive[row]:
-                        kept.setdefault(h, (self._matrix[row].copy(), self._scale[row]))
+                        kept.setdefault(self._hash[row].decode(),
+                                        (self._matrix[row].copy(), self._scale[row]))  # fmt: skip
                     else:
-                        self._unwait(h, row)
+                        self._pending -= 1  # it no longer waits
                     self._alive[row] = False
                     self._hash[row], self._path[row] = b"", ""
                     self._free.append(row)
             self._reserve(len(self._path) - len(self._free) + sum(map(len, notes.values())))
-            fresh: list[str] = []
+            fresh: dict[str, None] = {}
+            waits: list[int] = []
             for path, hashes in notes.items():
                 rows: list[int] = []
                 self._rows[path] = rows
@@ -161,25 +165,27 @@ class VectorIndex:
                         self._matrix[row], self._scale[row] = same
                         self._alive[row] = True
                         continue
-                    if h not in self._waiting:
-                        fresh.append(h)
-                    self._wait(h, row)
-            return fresh
+                    fresh[h] = None
+                    waits.append(row)
+            self._wait(np.array(waits, np.intp))
+            return list(fresh)
 
     def fill(self, hashes: Sequence[str], vectors: Vectors) -> int:
         """Vectors for these hashes: every chunk waiting for one gets it. Returns how many
         chunks got one."""
-        filled = 0
+        if len(hashes) == 0:
+            return 0
         with self._lock:
-            for h, vec in zip(hashes, vectors, strict=True):
-                rows = self._waiting.pop(h, None)
-                if rows is None:
-                    continue
-                self._put(rows, vec)
-                self._alive[rows] = True
-                self._pending -= len(rows)
-                filled += len(rows)
-        return filled
+            rows = self._waiting_rows()
+            given = np.array(hashes, HASH)
+            order = np.argsort(given)
+            at = np.minimum(np.searchsorted(given, self._hash[rows], sorter=order), len(given) - 1)
+            found = given[order[at]] == self._hash[rows]
+            rows, at = rows[found], order[at[found]]
+            self._put(rows, np.asarray(vectors, np.float32)[at])
+            self._alive[rows] = True
+            self._pending -= len(rows)
+            return len(rows)
 
     def chunk_keys(self, paths: Iterable[str]) -> dict[str, list[ChunkKey]]:
         """These notes' chunks as the chunks table holds them, as the last write of each gave
@@ -194,21 +200,23 @@ class VectorIndex:
         """Up to ``limit`` hashes waiting for a vector, the newest first (a save's chunks go
         before a backlog's)."""
         with self._lock:
-            return list(itertools.islice(reversed(self._waiting), limit))
+            rows = self._waiting_rows()
+            newest: dict[bytes, None] = {}
+            for h in self._hash[rows[np.argsort(-self._since[rows])]]:  # one hash, many rows
+                newest[h] = None
+                if len(newest) == limit:
+                    break
+            return [h.decode() for h in newest]
 
-    def _wait(self, h: str, row: int) -> None:
-        rows = self._waiting.pop(h, [])  # popped and put back: it is the newest now
-        rows.append(row)
-        self._waiting[h] = rows
-        self._pending += 1
+    def _waiting_rows(self) -> NDArray[np.intp]:
+        n = len(self._path)
+        return np.flatnonzero(~self._alive[:n] & (self._hash[:n] != b""))
 
-    def _unwait(self, h: str, row: int) -> None:
-        rows = self._waiting.get(h, [])
-        if row in rows:
-            rows.remove(row)
-            self._pending -= 1
-            if not rows:
-                del self._waiting[h]
+    def _wait(self, rows: NDArray[np.intp]) -> None:
+        """These rows (with a hash, no vector) now wait, the last of them the newest."""
+        self._since[rows] = np.arange(self._clock, self._clock + len(rows))
+        self._clock += len(rows)
+        self._pending += len(rows)
 
     def _append(self) -> int:
         row = len(self._path)
@@ -238,8 +246,10 @@ class VectorIndex:
         lines[:n] = self._lines[:n]
         named = np.zeros(capacity, bool)
         named[:n] = self._named[:n]
+        since = np.zeros(capacity, np.int64)
+        since[:n] = self._since[:n]
         self._matrix, self._scale, self._hash, self._alive = matrix, scale, hashes, alive
-        self._seq, self._named, self._lines = seq, named, lines
+        self._seq, self._named, self._lines, self._since = seq, named, lines, since
 
     def _put(self, rows: NDArray[np.intp] | list[int], vectors: Vectors) -> None:
         """Store these rows' vectors (one per row, or one for all), each scaled to int16."""
