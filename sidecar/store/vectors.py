@@ -209,8 +209,8 @@ class VectorIndex:
             return [h.decode() for h in newest]
 
     def _waiting_rows(self) -> NDArray[np.intp]:
-        n = len(self._path)
-        return np.flatnonzero(~self._alive[:n] & (self._hash[:n] != b""))
+        rows = np.flatnonzero(~self._alive[: len(self._path)])
+        return rows[self._hash[rows] != b""]  # not a hole
 
     def _wait(self, rows: NDArray[np.intp]) -> None:
         """These rows (with a hash, no vector) now wait, the last of them the newest."""
