@@ -210,7 +210,8 @@ class VectorIndex:
 
     def _waiting_rows(self) -> NDArray[np.intp]:
         rows = np.flatnonzero(~self._alive[: len(self._path)])
-        return rows[self._hash[rows] != b""]  # not a hole
+        waiting: NDArray[np.intp] = rows[self._hash[rows] != b""]  # not a hole
+        return waiting
 
     def _wait(self, rows: NDArray[np.intp]) -> None:
         """These rows (with a hash, no vector) now wait, the last of them the newest."""
