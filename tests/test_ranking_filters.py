@@ -80,13 +80,22 @@ def test_title_matcher_finds_whole_names_longest_first() -> None:
     assert m.find("authentication services") == []
 
     # Patched per note, as the state does on every change: the same answers as a fresh build.
-    m.put("j.md", ["Journal Club", "Journal"])
-    m.drop("alias.md")
+    m.put("j.md", ["Journal Club", "Journal"], before=["Journal"])
+    m.drop("alias.md", ["Auth Service"])
+    m.put("go.md", ["Gone Elsewhere"], before=["Go"])
     m.put("new.md", ["Journal of Mathematical Physics Letters"])
     fresh = TitleMatcher([("jmp.md", "Journal of Mathematical Physics"),
-                          ("j.md", "Journal Club"), ("j.md", "Journal"),
+                          ("j.md", "Journal Club"), ("j.md", "Journal"), ("go.md", "Gone Elsewhere"),
                           ("new.md", "Journal of Mathematical Physics Letters")])  # fmt: skip
-    for text in ("the journal of mathematical physics letters", "journal club", "auth service"):
-        assert m.find(text) == fresh.find(text)
+    for text in (
+        "the journal of mathematical physics letters",
+        "journal club",
+        "auth service",
+        "journal",
+        "go",
+        "gone elsewhere",
+    ):
+        assert m.find(text) == fresh.find(text) and m.exact(text) == fresh.exact(text)
+    assert m._by_first == fresh._by_first and m._short == fresh._short  # nothing left behind
     assert m.find("journal of mathematical physics letters") == ["new.md", "jmp.md", "j.md"]
     assert m.find("the auth service") == []

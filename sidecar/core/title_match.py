@@ -42,8 +42,6 @@ class TitleMatcher:
         """``names``: (path, title or alias) pairs."""
         self.min_chars = min_chars
         self._by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-        # a tuple a note: most have one name, and a list of one is twice a tuple's size
-        self._names_of: dict[str, tuple[tuple[str, ...], ...]] = {}
         self._short: dict[tuple[str, ...], set[str]] = {}
         for path, name in names:
             for each in with_codes([name]):
@@ -51,38 +49,50 @@ class TitleMatcher:
         for entries in self._by_first.values():
             entries.sort(key=lambda e: -len(e[0]))
 
+    def _tokens(self, name: str) -> tuple[tuple[str, ...], bool]:
+        """A name's words, and whether it is too short to look for in text (a query that is
+        just "BOTW" still names it)."""
+        toks = tokens(name)
+        return toks, len(" ".join(toks)) < self.min_chars
+
     def _add(self, path: str, name: str) -> str | None:
-        # one object per distinct word: titles repeat their words (at 10k generated notes 40k
-        # title tokens were as many strings, ~2 MB)
-        toks = tuple(map(sys.intern, tokens(name)))
+        toks, short = self._tokens(name)
         if not toks:
             return None
-        if len(" ".join(toks)) < self.min_chars:  # too short to look for in text, but a query
-            self._short.setdefault(toks, set()).add(path)  # that is just "BOTW" names it
-            self._names_of[path] = (*self._names_of.get(path, ()), toks)
+        # one object per distinct word: titles repeat their words (at 10k generated notes 40k
+        # title tokens were as many strings, ~2 MB)
+        toks = tuple(map(sys.intern, toks))
+        if short:
+            self._short.setdefault(toks, set()).add(path)
             return None
         self._by_first.setdefault(toks[0], []).append((toks, path))
-        self._names_of[path] = (*self._names_of.get(path, ()), toks)
         return toks[0]
 
-    def put(self, path: str, names: Iterable[str]) -> None:
-        """Set the names of one note (replacing what it had)."""
-        self.drop(path)
+    def put(self, path: str, names: Iterable[str], before: Iterable[str] = ()) -> None:
+        """Set the names of one note; ``before``: the names it was put with last (none if new)."""
+        self.drop(path, before)
         for first in {self._add(path, name) for name in with_codes(names)} - {None}:
             assert first is not None
             self._by_first[first].sort(key=lambda e: -len(e[0]))
 
-    def drop(self, path: str) -> None:
-        for toks in self._names_of.pop(path, ()):
-            if toks in self._short:
-                self._short[toks].discard(path)
-                if not self._short[toks]:
-                    del self._short[toks]
+    def drop(self, path: str, names: Iterable[str]) -> None:
+        """Forget a note's names (those it was put with: the caller has them, so the matcher
+        keeps no copy of every note's names)."""
+        for name in with_codes(names):
+            toks, short = self._tokens(name)
+            if not toks:
                 continue
-            entries = self._by_first[toks[0]]
-            entries.remove((toks, path))
+            if short:
+                paths = self._short.get(toks, set())
+                paths.discard(path)
+                if not paths:
+                    self._short.pop(toks, None)
+                continue
+            entries = self._by_first.get(toks[0], [])
+            if (toks, path) in entries:
+                entries.remove((toks, path))
             if not entries:
-                del self._by_first[toks[0]]
+                self._by_first.pop(toks[0], None)
 
     def exact(self, text: str) -> list[str]:
         """Paths of the notes whose whole name (title, alias or code) is ``text``."""

@@ -128,7 +128,7 @@ class IndexState:
                 continue
             dropped.add(path)
             if self._titles is not None:
-                self._titles.drop(path)
+                self._titles.drop(path, (gone.title, *gone.aliases))
             touched_keys |= lookup_keys(note_key(gone))
             self.catalog.remove(note_key(gone))
             self._index_links(gone, add=False)
@@ -145,7 +145,8 @@ class IndexState:
             self.catalog.add(note_key(note))
             self.notes[note.path] = note
             if self._titles is not None:
-                self._titles.put(note.path, (note.title, *note.aliases))
+                before = () if old is None else (old.title, *old.aliases)
+                self._titles.put(note.path, (note.title, *note.aliases), before)
             self._index_links(note, add=True)
             self.graph.nodes.add(note.path)
             affected.add(note.path)
