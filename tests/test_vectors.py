@@ -87,7 +87,7 @@ def test_the_queue_gives_the_newest_hashes_first_and_fills_every_chunk_waiting()
 
 def test_a_backlog_waits_in_the_arrays_not_as_a_python_object_per_chunk() -> None:
     """A cold start's backlog is every chunk; objects made per chunk and freed a batch at a
-    time pinned the allocator's arenas (10k notes: 18 MiB after the backlog)."""
+    time pinned the allocator's arenas."""
     n = 5000
     chunks = pa.table({"chunk_id": [f"n{i // 2:04}.md#{i % 2}" for i in range(n)],
                        "path": [f"n{i // 2:04}.md" for i in range(n)], "seq": [i % 2 for i in range(n)],

@@ -11,8 +11,8 @@ A vector belongs to the text it was computed from (its content hash), so it cann
 a chunk whose hash has no vector yet waits for one, and the hashes waited for, newest first,
 are the embedding stage's queue. The queue is the rows themselves (no vector, a hash, the
 order they began to wait in), not a Python object per hash: a cold start's backlog is every
-chunk, and tens of thousands of small objects freed one batch at a time leave the allocator's
-arenas pinned (10k notes: 18 MiB). A removed note's rows become holes the next chunks reuse.
+chunk, and that many small objects freed one batch at a time, among allocations that stay,
+leave the allocator's arenas pinned. A removed note's rows become holes the next chunks reuse.
 Each row also keeps its chunk's lines, so that a save's writer knows what the chunks table
 holds for the note without reading it (``IndexStore.put_chunks``).
 """
@@ -62,16 +62,17 @@ class VectorIndex:
         # a row waits for its vector when it has a hash and no vector; ``_since`` orders them
         self._since: NDArray[np.int64] = np.zeros(0, np.int64)
         self._clock = 0  # the ``_since`` of the next row to wait
-        self._pending = 0  # rows waiting
 
     def __len__(self) -> int:
         """Chunks with a vector."""
-        return len(self._path) - len(self._free) - self._pending
+        with self._lock:
+            return int(np.count_nonzero(self._alive[: len(self._path)]))
 
     @property
     def pending(self) -> int:
         """Chunks waiting for a vector."""
-        return self._pending
+        with self._lock:
+            return len(self._waiting_rows())
 
     @property
     def nbytes(self) -> int:
@@ -131,8 +132,8 @@ class VectorIndex:
         the last chunk of each ``named`` note is its properties' chunk (``path#properties``);
         ``lines``: each chunk's start and end line, by seq (-1 where not given).
         A hash one of their old chunks had keeps its vector (an edit that leaves a chunk as
-        it was, a move to another folder). Returns the hashes newly waiting, for the caller
-        to look up in the store before they are embedded (a copied note, text an undo
+        it was, a move to another folder). Returns the hashes these notes now wait for, for the
+        caller to look up in the store before they are embedded (a copied note, text an undo
         restored)."""
         with self._lock:
             kept: dict[str, tuple[NDArray[np.int16], np.float32]] = {}
@@ -141,8 +142,6 @@ class VectorIndex:
                     if self._alive[row]:
                         kept.setdefault(self._hash[row].decode(),
                                         (self._matrix[row].copy(), self._scale[row]))  # fmt: skip
-                    else:
-                        self._pending -= 1  # it no longer waits
                     self._alive[row] = False
                     self._hash[row], self._path[row] = b"", ""
                     self._free.append(row)
@@ -184,7 +183,6 @@ class VectorIndex:
             rows, at = rows[found], order[at[found]]
             self._put(rows, np.asarray(vectors, np.float32)[at])
             self._alive[rows] = True
-            self._pending -= len(rows)
             return len(rows)
 
     def chunk_keys(self, paths: Iterable[str]) -> dict[str, list[ChunkKey]]:
@@ -217,7 +215,6 @@ class VectorIndex:
         """These rows (with a hash, no vector) now wait, the last of them the newest."""
         self._since[rows] = np.arange(self._clock, self._clock + len(rows))
         self._clock += len(rows)
-        self._pending += len(rows)
 
     def _append(self) -> int:
         row = len(self._path)
